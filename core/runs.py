@@ -1,0 +1,108 @@
+"""What crosses the sandbox boundary: the run request, the run result, and their limits."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+
+class RunStatus(enum.StrEnum):
+    """How a run ended, from the grader's point of view."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    ERROR = "error"
+    TIMEOUT = "timeout"
+    MEMORY_LIMIT = "memory_limit"
+    OUTPUT_LIMIT = "output_limit"
+    REJECTED = "rejected"
+
+
+STUDENT_MESSAGES: Mapping[RunStatus, str] = {
+    RunStatus.PASSED: "Your program's output matches the expected output.",
+    RunStatus.FAILED: "Your program ran, but its output differs from the expected output.",
+    RunStatus.ERROR: "Your program stopped with an error. Read the error output below.",
+    RunStatus.TIMEOUT: "Your program ran out of time ({time_s:g} s). Look for an endless loop.",
+    RunStatus.MEMORY_LIMIT: "Your program used more memory than allowed ({memory_mb} MB).",
+    RunStatus.OUTPUT_LIMIT: "Your program printed more than allowed ({output_kb} KB).",
+    RunStatus.REJECTED: "Your submission was not run: {reason}",
+}
+
+MAX_SOURCE_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of one run."""
+
+    time_s: float = 5.0
+    memory_mb: int = 256
+    output_kb: int = 64
+    processes: int = 64
+    file_mb: int = 16
+    disk_mb: int = 32
+    files: int = 2048
+
+    def describe(self) -> dict[str, object]:
+        """Return the limits as a plain dict, for messages and JSON."""
+        return {
+            "time_s": self.time_s,
+            "memory_mb": self.memory_mb,
+            "output_kb": self.output_kb,
+            "processes": self.processes,
+            "file_mb": self.file_mb,
+            "disk_mb": self.disk_mb,
+            "files": self.files,
+        }
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """Everything a sandbox needs: the files of the work dir, what to run, and the limits.
+
+    `files` maps relative paths to their bytes; `entrypoint` is one of them. Nothing else of
+    the lesson (reference solution, expected output) belongs here.
+    """
+
+    files: Mapping[str, bytes]
+    entrypoint: str
+    limits: Limits = field(default_factory=Limits)
+    stdin: bytes = b""
+
+
+class RunOutcome(enum.StrEnum):
+    """How the process ended, before any comparison of its output."""
+
+    EXITED = "exited"  # exited on its own (exit_code says how)
+    TIMEOUT = "timeout"
+    MEMORY_LIMIT = "memory_limit"
+    OUTPUT_LIMIT = "output_limit"
+    REJECTED = "rejected"
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What came out of a run: raw bytes, an exit code, and how it ended."""
+
+    outcome: RunOutcome
+    stdout: bytes = b""
+    stderr: bytes = b""
+    exit_code: int | None = None
+    signal: int | None = None
+    duration_ms: int = 0
+    reason: str = ""
+
+
+class Sandbox(Protocol):
+    """Runs untrusted code in isolation. Every backend implements this one method."""
+
+    def run(self, request: RunRequest) -> RunResult:
+        """Run the request's entrypoint with its files and limits, and return what happened."""
+        ...
+
+
+def student_message(status: RunStatus, limits: Limits, reason: str = "") -> str:
+    """Return the student-facing sentence for a run status."""
+    return STUDENT_MESSAGES[status].format(reason=reason, **limits.describe())

@@ -1,0 +1,13 @@
+import numpy as np
+
+def softmax(z, eksen=-1):
+    e = np.exp(z - z.max(axis=eksen, keepdims=True))
+    return e / e.sum(axis=eksen, keepdims=True)
+
+X = np.array([[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0], [1.0, 1.0, 0.0, 0.0]])
+rng = np.random.default_rng(0)
+Wq = rng.normal(size=(4, 4))
+Wk = rng.normal(size=(4, 4))
+Wv = rng.normal(size=(4, 4))
+
+# buraya yaz

@@ -1,0 +1,1 @@
+"""Celery workers, the sandbox backends they run code in, and their tasks."""

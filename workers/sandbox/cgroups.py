@@ -1,0 +1,213 @@
+"""Per-run control groups: total memory, process count and CPU of a run's whole tree.
+
+Supports cgroup v1 (one hierarchy per controller, as on this machine) and v2 (unified).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.errors import GraderError
+
+_ROOT = Path("/sys/fs/cgroup")
+_PREFIX = "codeblanks"
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What a run's cgroup saw: peak memory, whether it hit the OOM killer, CPU time."""
+
+    peak_bytes: int
+    oom_killed: bool
+    cpu_s: float
+
+
+class RunCgroup:
+    """One run's cgroup(s); created with limits, joined by the run's first process, removed after."""
+
+    def __init__(self, name: str, memory_bytes: int, pids: int, cpu_cores: float = 1.0) -> None:
+        self.name = name
+        self.v2 = (_ROOT / "cgroup.controllers").exists()
+        self.dirs = {"all": _ROOT / _PREFIX / name} if self.v2 else _v1_dirs(name)
+        self._memory_bytes = memory_bytes
+        self._pids = pids
+        self._cpu_cores = cpu_cores
+
+    def create(self) -> None:
+        """Create the cgroup(s) and set their limits."""
+        try:
+            for directory in self.dirs.values():
+                directory.parent.mkdir(exist_ok=True)
+                if self.v2:
+                    _enable_v2_controllers(directory.parent)
+                directory.mkdir()
+            self._set_limits()
+        except OSError as exc:
+            self.remove()
+            raise GraderError(f"cannot set up the run's cgroup {self.name}: {exc}") from exc
+
+    def _set_limits(self) -> None:
+        quota = int(100_000 * self._cpu_cores)
+        if self.v2:
+            d = self.dirs["all"]
+            _write(d / "memory.max", self._memory_bytes)
+            _write(d / "memory.swap.max", 0, optional=True)
+            _write(d / "pids.max", self._pids)
+            _write(d / "cpu.max", f"{quota} 100000", optional=True)
+            return
+        memory = self.dirs["memory"]
+        _write(memory / "memory.limit_in_bytes", self._memory_bytes)
+        _write(memory / "memory.memsw.limit_in_bytes", self._memory_bytes, optional=True)
+        _write(memory / "memory.swappiness", 0, optional=True)
+        _write(self.dirs["pids"] / "pids.max", self._pids)
+        cpu = self.dirs.get("cpu")
+        if cpu is not None:
+            _write(cpu / "cpu.cfs_period_us", 100_000, optional=True)
+            _write(cpu / "cpu.cfs_quota_us", quota, optional=True)
+
+    @property
+    def procs_files(self) -> list[str]:
+        """Return the cgroup.procs files that the run's first process must join."""
+        return [str(d / "cgroup.procs") for d in self.dirs.values()]
+
+    def usage(self) -> Usage:
+        """Return what the run used; read before remove()."""
+        if self.v2:
+            d = self.dirs["all"]
+            peak = _read_int(d / "memory.peak")
+            events = _read_kv(d / "memory.events")
+            cpu_us = _read_kv(d / "cpu.stat").get("usage_usec", 0)
+            return Usage(peak, events.get("oom_kill", 0) > 0, cpu_us / 1e6)
+        memory = self.dirs["memory"]
+        peak = _read_int(memory / "memory.max_usage_in_bytes")
+        oom = _read_kv(memory / "memory.oom_control").get("oom_kill", 0) > 0
+        if not oom:
+            oom = _read_int(memory / "memory.failcnt") > 0 and peak >= self._memory_bytes
+        acct = self.dirs.get("cpuacct") or self.dirs.get("cpu")
+        cpu_ns = _read_int(acct / "cpuacct.usage") if acct else 0
+        return Usage(peak, oom, cpu_ns / 1e9)
+
+    def kill_all(self, deadline_s: float = 2.0) -> bool:
+        """SIGKILL every process in the run's cgroup until none is left; return success."""
+        procs = self.dirs.get("all") or self.dirs["pids"]
+        end = time.monotonic() + deadline_s
+        while time.monotonic() < end:
+            pids = _read_pids(procs / "cgroup.procs")
+            if not pids:
+                return True
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.005)
+        return not _read_pids(procs / "cgroup.procs")
+
+    def remove(self) -> None:
+        """Remove the cgroup(s); processes must be gone (see kill_all)."""
+        for directory in self.dirs.values():
+            for _ in range(50):
+                try:
+                    directory.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.01)
+
+
+def sweep_slot(prefix: str) -> int:
+    """Kill and remove run cgroups whose names start with `prefix` (a crashed run's leftovers)."""
+    if (_ROOT / "cgroup.controllers").exists():
+        parents = [_ROOT / _PREFIX]
+    else:
+        parents = [d.parent for d in _v1_dirs("x").values()]
+    removed = 0
+    for parent in parents:
+        for child in parent.glob(f"{prefix}*"):
+            for pid in _read_pids(child / "cgroup.procs"):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            for _ in range(20):
+                try:
+                    child.rmdir()
+                    removed += 1
+                    break
+                except OSError:
+                    time.sleep(0.01)
+    return removed
+
+
+def _v1_dirs(name: str) -> dict[str, Path]:
+    """Map each v1 controller to the run's directory, once per real hierarchy."""
+    dirs: dict[str, Path] = {}
+    seen: set[Path] = set()
+    for controller in ("memory", "pids", "cpu", "cpuacct"):
+        base = _ROOT / controller
+        if not base.is_dir():
+            continue
+        real = base.resolve()  # "cpu" and "cpuacct" are often links to one "cpu,cpuacct"
+        if real not in seen:
+            seen.add(real)
+            dirs[controller] = real / _PREFIX / name
+    return dirs
+
+
+def available() -> str | None:
+    """Return why per-run cgroups cannot be used here, or None when they can."""
+    if os.geteuid() != 0:
+        return "per-run cgroups need root (run the worker as root, or use the docker backend)"
+    if (_ROOT / "cgroup.controllers").exists():
+        wanted = {"memory", "pids"}
+        have = set((_ROOT / "cgroup.controllers").read_text().split())
+        if not wanted <= have:
+            return f"the cgroup v2 hierarchy lacks controllers {sorted(wanted - have)}"
+        return None
+    for controller in ("memory", "pids"):
+        if not (_ROOT / controller).is_dir():
+            return f"the cgroup v1 {controller} controller is not mounted"
+    return None
+
+
+def _enable_v2_controllers(parent: Path) -> None:
+    with contextlib.suppress(OSError):
+        (parent.parent / "cgroup.subtree_control").write_text("+memory +pids +cpu")
+    with contextlib.suppress(OSError):
+        (parent / "cgroup.subtree_control").write_text("+memory +pids +cpu")
+
+
+def _write(path: Path, value: object, optional: bool = False) -> None:
+    try:
+        path.write_text(str(value))
+    except OSError:
+        if not optional:
+            raise
+
+
+def _read_int(path: Path) -> int:
+    try:
+        return int(path.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _read_kv(path: Path) -> dict[str, int]:
+    values: dict[str, int] = {}
+    try:
+        for line in path.read_text().splitlines():
+            key, _, value = line.partition(" ")
+            if value.strip().isdigit():
+                values[key] = int(value)
+    except OSError:
+        pass
+    return values
+
+
+def _read_pids(path: Path) -> list[int]:
+    try:
+        return [int(p) for p in path.read_text().split()]
+    except (OSError, ValueError):
+        return []
