@@ -91,7 +91,8 @@ def compare(
         else:
             problem = _numeric_problem(want[index], have[index], tol)
         if problem is not None:
-            detail = f"Line {line} differs: expected {_show(want[index])}, got {_show(have[index])}."
+            shown = f"expected {_show(want[index])}, got {_show(have[index])}"
+            detail = f"Line {line} differs: {shown}."
             if problem:
                 detail += f" {problem}"
             return Comparison(False, LineDiff(line, want[index], have[index], detail))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -352,7 +353,9 @@ def _points(path: Path, data: dict[str, Any], at: str, default: float) -> float:
     return float(value)
 
 
-def _text(path: Path, data: dict[str, Any], key: str, default: str | None = None, at: str = "") -> str:
+def _text(
+    path: Path, data: dict[str, Any], key: str, default: str | None = None, at: str = ""
+) -> str:
     field = f"{at}.{key}" if at else key
     value = data.get(key, default)
     if value is None:
@@ -366,10 +369,13 @@ def _check_keys(
     path: Path, data: dict[str, Any], required: set[str], optional: set[str], at: str = ""
 ) -> None:
     prefix = f"{at}." if at else ""
+    known = required | optional
+    for key in sorted(map(str, data.keys() - known)):
+        close = difflib.get_close_matches(key, sorted(known), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise LessonError(str(path), prefix + key, f"is not a known field{hint}")
     for key in sorted(required - data.keys()):
         raise LessonError(str(path), prefix + key, "is required")
-    for key in sorted(data.keys() - required - optional):
-        raise LessonError(str(path), prefix + str(key), "is not a known field")
 
 
 def _yaml_mapping(path: Path) -> dict[str, Any]:

@@ -93,6 +93,8 @@ class RunResult:
     signal: int | None = None
     duration_ms: int = 0
     reason: str = ""
+    cpu_ms: int = 0
+    peak_memory_kb: int = 0
 
 
 class Sandbox(Protocol):

@@ -43,8 +43,9 @@ def main(ctx: click.Context) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--backend", type=click.Choice(BACKENDS), help="Sandbox backend to run in.")
 @click.pass_obj
-def grade(obj: Context, lesson_dir: Path, submission_file: Path, as_json: bool,
-          backend: str | None) -> None:
+def grade(
+    obj: Context, lesson_dir: Path, submission_file: Path, as_json: bool, backend: str | None
+) -> None:
     """Grade SUBMISSION_FILE as the exercise entrypoint of the lesson in LESSON_DIR."""
     lesson = _load_lesson_or_exit(lesson_dir)
     if lesson.exercise is None:

@@ -48,11 +48,20 @@ class BwrapSandbox:
     def check(self) -> None:
         """Raise GraderError saying what is missing when this backend cannot run here."""
         self.runtime.check()
-        missing = [n for n, p in (("bwrap", self._bwrap), ("setpriv", self._setpriv),
-                                  ("prlimit", self._prlimit)) if p is None]
+        missing = [
+            n
+            for n, p in (
+                ("bwrap", self._bwrap),
+                ("setpriv", self._setpriv),
+                ("prlimit", self._prlimit),
+            )
+            if p is None
+        ]
         if missing:
-            raise GraderError(f"the bwrap sandbox needs {', '.join(missing)} (apt-get install "
-                              "bubblewrap util-linux)")
+            raise GraderError(
+                f"the bwrap sandbox needs {', '.join(missing)} (apt-get install "
+                "bubblewrap util-linux)"
+            )
         problem = cgroups.available()
         if problem:
             raise GraderError(f"the bwrap sandbox cannot run here: {problem}")
@@ -136,7 +145,17 @@ class BwrapSandbox:
         def result(outcome: RunOutcome, reason: str = "") -> RunResult:
             exit_code = None if outcome is not RunOutcome.EXITED else code
             sig = code - 128 if code is not None and code > 128 else None
-            return RunResult(outcome, stdout, stderr, exit_code, sig, duration_ms, reason)
+            return RunResult(
+                outcome,
+                stdout,
+                stderr,
+                exit_code,
+                sig,
+                duration_ms,
+                reason,
+                cpu_ms=int(usage.cpu_s * 1000),
+                peak_memory_kb=usage.peak_bytes // 1024,
+            )
 
         if out.over_budget:
             return result(RunOutcome.OUTPUT_LIMIT)
@@ -160,6 +179,7 @@ class BwrapSandbox:
         root = self.runtime.root
         cpu = math.ceil(limits.time_s)
         assert self._bwrap and self._setpriv and self._prlimit
+        # fmt: off
         return [
             "/bin/sh", "-c", _JOIN_CGROUPS, "sh",
             *group.procs_files, "--",
@@ -189,6 +209,7 @@ class BwrapSandbox:
             "--remount-ro", "/",
             PYTHON, "-E", "-s", "-B", f"/work/{request.entrypoint}",
         ]
+        # fmt: on
 
 
 def _kill(proc: subprocess.Popen[bytes], group: cgroups.RunCgroup) -> None:

@@ -6,6 +6,7 @@ Supports cgroup v1 (one hierarchy per controller, as on this machine) and v2 (un
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import time
@@ -28,7 +29,7 @@ class Usage:
 
 
 class RunCgroup:
-    """One run's cgroup(s); created with limits, joined by the run's first process, removed after."""
+    """A run's cgroups: made with limits, joined by the run's first process, removed after."""
 
     def __init__(self, name: str, memory_bytes: int, pids: int, cpu_cores: float = 1.0) -> None:
         self.name = name
@@ -143,17 +144,19 @@ def sweep_slot(prefix: str) -> int:
 
 def _v1_dirs(name: str) -> dict[str, Path]:
     """Map each v1 controller to the run's directory, once per real hierarchy."""
-    dirs: dict[str, Path] = {}
-    seen: set[Path] = set()
+    return {controller: base / _PREFIX / name for controller, base in _v1_roots().items()}
+
+
+@functools.cache
+def _v1_roots() -> dict[str, Path]:
+    roots: dict[str, Path] = {}
     for controller in ("memory", "pids", "cpu", "cpuacct"):
         base = _ROOT / controller
-        if not base.is_dir():
-            continue
-        real = base.resolve()  # "cpu" and "cpuacct" are often links to one "cpu,cpuacct"
-        if real not in seen:
-            seen.add(real)
-            dirs[controller] = real / _PREFIX / name
-    return dirs
+        if base.is_dir():
+            real = base.resolve()  # "cpu" and "cpuacct" are often links to one "cpu,cpuacct"
+            if real not in roots.values():
+                roots[controller] = real
+    return roots
 
 
 def available() -> str | None:

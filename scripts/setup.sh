@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Set up everything codeblanks needs on Debian (as root), then run the main job.
+#   scripts/setup.sh            set up, then check every lesson in the sandbox
+#   scripts/setup.sh --no-run   set up only (the test command uses this)
+# Idempotent: a second run installs nothing and takes a few seconds.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Debian packages, by the command or file that shows each is present
+apt_packages=(
+  "bwrap:bubblewrap"
+  "debootstrap:debootstrap"
+  "setpriv:util-linux"
+  "prlimit:util-linux"
+)
+
+missing=()
+for entry in "${apt_packages[@]}"; do
+  cmd=${entry%%:*} pkg=${entry#*:}
+  if ! command -v "$cmd" >/dev/null 2>&1 && [ ! -e "$cmd" ]; then
+    [[ " ${missing[*]} " == *" $pkg "* ]] || missing+=("$pkg")
+  fi
+done
+python=${PYTHON:-python3}
+command -v "$python" >/dev/null || missing+=(python3)
+if ! "$python" -c 'import venv, ensurepip' >/dev/null 2>&1; then missing+=(python3-venv); fi
+
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "setup: these Debian packages are missing: ${missing[*]}; run this script as root" >&2
+    exit 1
+  fi
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# the virtualenv, reinstalled only when pyproject.toml changes
+stamp=.venv/.codeblanks-installed
+want=$(sha256sum pyproject.toml | cut -d' ' -f1)
+if [ ! -x .venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  echo "setup: installing Python packages into .venv"
+  [ -x .venv/bin/python ] || "$python" -m venv .venv
+  .venv/bin/pip install -q --disable-pip-version-check --upgrade pip >/dev/null
+  .venv/bin/pip install -q --disable-pip-version-check -e '.[dev]'
+  echo "$want" > "$stamp"
+fi
+
+# the sandbox runtime: a minimal Debian with python3 and numpy (about a minute, once)
+bash runtime/build.sh
+
+if [ "${1:-}" != "--no-run" ]; then
+  echo "setup: done; checking every lesson in the sandbox"
+  exec .venv/bin/codeblanks lessons check lessons/
+fi

@@ -1,0 +1,157 @@
+from pathlib import Path
+
+import pytest
+
+from core.compare import CompareMode
+from core.errors import LessonError
+from core.lessons import load_catalog, load_lesson, load_track
+from core.questions import BlankQuestion, ChoiceQuestion, MatchQuestion
+
+SEED_OUTPUT = b"[0.787 0.107 0.107]\n[0.893 0.213]\nTrue\n"
+
+
+def test_seed_lesson_is_reproduced_faithfully(catalog):
+    lesson = catalog.lesson("expert/what-is-attention")
+    assert lesson is not None
+    assert lesson.title == "What is attention?"
+    assert lesson.summary == "Attention lets the model focus on important parts of the input."
+    assert "cikis = agirlik @ degerler        # (d,)" in lesson.body
+    assert "print(a @ degerler)          # [0.893 0.213]: mostly the first value" in lesson.body
+    exercise = lesson.exercise
+    assert exercise is not None and exercise.title == "First attention"
+    assert exercise.entrypoint == "model.py" and exercise.compare is CompareMode.EXACT
+    assert (lesson.path / "expected_output.txt").read_bytes() == SEED_OUTPUT
+    assert exercise.starter_code.rstrip().endswith("# buraya yaz")
+    assert "def softmax(z, eksen=-1):" in exercise.solution["model.py"]
+    choice, blank, match = lesson.questions
+    assert isinstance(choice, ChoiceQuestion)
+    assert choice.options[choice.answer] == (
+        "It relates distant positions in one step and is computed in parallel"
+    )
+    assert choice.explanation.startswith("In an RNN information is carried step by step")
+    assert isinstance(blank, BlankQuestion)
+    assert blank.template == "cikis = agirlik ____ degerler" and blank.answers == ("@",)
+    assert isinstance(match, MatchQuestion)
+    assert dict(match.pairs) == {
+        "score": "Similarity measure",
+        "softmax": "Turns into weights",
+        "value": "Carried information",
+        "equal scores": "Plain mean",
+    }
+
+
+def test_catalog_has_the_expert_track_in_order(catalog):
+    track = catalog.tracks["expert"]
+    assert track.title == "Expert"
+    assert track.lesson_ids[0] == "expert/what-is-attention"
+    assert len(track.lesson_ids) >= 6
+    assert [lesson.id for lesson in catalog] == list(track.lesson_ids)
+
+
+def test_every_lesson_has_all_three_question_types_and_an_exercise(catalog):
+    for lesson in catalog:
+        assert {q.type for q in lesson.questions} == {"choice", "blank", "match"}, lesson.id
+        assert lesson.exercise is not None, lesson.id
+        assert "import numpy" in lesson.exercise.solution[lesson.exercise.entrypoint]
+        assert lesson.points == sum(q.points for q in lesson.questions) + lesson.exercise.points
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, f"{old!r} not in {path}"
+    path.write_text(text.replace(old, new, 1))
+
+
+BROKEN = [
+    # (what to break, file named in the error, field named in the error)
+    (lambda d: (d / "lesson.md").unlink(), "lesson.md", None),
+    (lambda d: _edit(d / "lesson.md", "---\ntitle", "title"), "lesson.md", None),
+    (lambda d: _edit(d / "lesson.md", "title: What is attention?\n", ""), "lesson.md", "title"),
+    (lambda d: _edit(d / "lesson.md", "summary:", "sumary:"), "lesson.md", "sumary"),
+    (
+        lambda d: _edit(d / "questions.yaml", "answer: 1", "answer: 7"),
+        "questions.yaml",
+        "[0].answer",
+    ),
+    (
+        lambda d: _edit(d / "questions.yaml", "type: blank", "type: essay"),
+        "questions.yaml",
+        "[1].type",
+    ),
+    (
+        lambda d: _edit(d / "questions.yaml", "cikis = agirlik ____", "cikis = agirlik"),
+        "questions.yaml",
+        "[1].template",
+    ),
+    (
+        lambda d: _edit(d / "questions.yaml", "id: concepts", "id: rnn-advantage"),
+        "questions.yaml",
+        "[2].id",
+    ),
+    (
+        lambda d: _edit(
+            d / "questions.yaml", "    value: Carried information", "    value: Plain mean"
+        ),
+        "questions.yaml",
+        "[2].pairs",
+    ),
+    (
+        lambda d: _edit(d / "questions.yaml", "  explanation: The product", "  explain: The"),
+        "questions.yaml",
+        "[1].explain",
+    ),
+    (lambda d: _edit(d / "questions.yaml", "- id: rnn", "- id: [rnn"), "questions.yaml", None),
+    (
+        lambda d: _edit(d / "exercise.yaml", "entrypoint: model.py", "entrypoint: main.py"),
+        "starter",
+        "main.py",
+    ),
+    (
+        lambda d: _edit(d / "exercise.yaml", "compare: exact", "compare: fuzzy"),
+        "exercise.yaml",
+        "compare",
+    ),
+    (lambda d: _edit(d / "exercise.yaml", "points: 5", "points: -5"), "exercise.yaml", "points"),
+    (
+        lambda d: _edit(d / "exercise.yaml", "points: 5", "points: 5\nlimits: {time_s: 500}"),
+        "exercise.yaml",
+        "limits.time_s",
+    ),
+    (
+        lambda d: _edit(d / "exercise.yaml", "points: 5", "points: 5\ntolerance: {abs: 1}"),
+        "exercise.yaml",
+        "tolerance",
+    ),
+    (lambda d: (d / "expected_output.txt").unlink(), "expected_output.txt", None),
+    (lambda d: (d / "expected_output.txt").write_bytes(b"\xff\xfe"), "expected_output.txt", None),
+    (lambda d: (d / "solution" / "model.py").unlink(), "solution", "model.py"),
+    (lambda d: (d / "starter" / "evil.py").symlink_to("/etc/passwd"), "evil.py", None),
+]
+
+
+@pytest.mark.parametrize(("breaking", "file", "field"), BROKEN)
+def test_broken_lesson_names_file_and_field(seed_copy, breaking, file, field):
+    breaking(seed_copy)
+    with pytest.raises(LessonError) as info:
+        load_lesson(seed_copy)
+    assert file in info.value.path
+    assert info.value.field == field
+    assert file in str(info.value)
+
+
+def test_track_must_list_exactly_its_lessons(seed_copy):
+    track_dir = seed_copy.parent
+    (track_dir / "track.yaml").write_text("title: T\nlessons: [what-is-attention, ghost]\n")
+    with pytest.raises(LessonError, match="ghost"):
+        load_track(track_dir)
+    (track_dir / "track.yaml").write_text("title: T\nlessons: [what-is-attention]\n")
+    assert load_track(track_dir).lesson_ids == ("expert/what-is-attention",)
+    (track_dir / "other").mkdir()
+    (track_dir / "other" / "lesson.md").write_text("---\ntitle: x\n---\nbody\n")
+    with pytest.raises(LessonError, match="does not list other"):
+        load_catalog(track_dir.parent)
+
+
+def test_missing_catalog_root_is_a_lesson_error(tmp_path):
+    with pytest.raises(LessonError, match="does not exist"):
+        load_catalog(tmp_path / "nope")
