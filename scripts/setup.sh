@@ -46,6 +46,8 @@ if [ ! -x .venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; th
   .venv/bin/pip install -q --disable-pip-version-check -e '.[dev]'
   echo "$want" > "$stamp"
 fi
+# byte-compile our code: PYTHONDONTWRITEBYTECODE machines would otherwise compile on every start
+.venv/bin/python -m compileall -q core service workers >/dev/null
 
 # the sandbox runtime: a minimal Debian with python3 and numpy (about a minute, once)
 bash runtime/build.sh
