@@ -12,6 +12,9 @@ apt_packages=(
   "debootstrap:debootstrap"
   "setpriv:util-linux"
   "prlimit:util-linux"
+  "/usr/bin/chromium:chromium"   # browser tests drive Debian's chromium via Playwright
+  "node:nodejs"                  # the editor bundle's reproducibility test rebuilds it
+  "npm:npm"
 )
 
 missing=()
