@@ -1,0 +1,212 @@
+"""Assignment and Grade Services, platform side: line items, scores, results."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, TypeGuard
+
+from service.demo.errors import DemoError
+from service.demo.models import COURSES, USERS, LineItem, Score
+from service.demo.tokens import Access
+
+if TYPE_CHECKING:
+    from service.demo.platform import DemoPlatform
+
+LINEITEM_TYPE = "application/vnd.ims.lis.v2.lineitem+json"
+CONTAINER_TYPE = "application/vnd.ims.lis.v2.lineitemcontainer+json"
+SCORE_TYPE = "application/vnd.ims.lis.v1.score+json"
+RESULTS_TYPE = "application/vnd.ims.lis.v2.resultcontainer+json"
+CANVAS_SUBMISSION = "https://canvas.instructure.com/lti/submission"
+ACTIVITY = ("Initialized", "Started", "InProgress", "Submitted", "Completed")
+GRADING = ("FullyGraded", "Pending", "PendingManual", "Failed", "NotReady")
+
+
+def to_json(platform: DemoPlatform, item: LineItem) -> dict[str, Any]:
+    """Return a line item in the AGS line item media type."""
+    out: dict[str, Any] = {
+        "id": platform.lineitem_url(item),
+        "label": item.label,
+        "scoreMaximum": item.score_maximum,
+    }
+    optional = {
+        "resourceId": item.resource_id,
+        "tag": item.tag,
+        "resourceLinkId": item.resource_link_id,
+        "startDateTime": item.start_date_time,
+        "endDateTime": item.end_date_time,
+    }
+    return out | {k: v for k, v in optional.items() if v is not None}
+
+
+def find(platform: DemoPlatform, access: Access, course_id: str, lineitem_id: int) -> LineItem:
+    """Return a line item of this course that belongs to the calling tool; 404 otherwise."""
+    item = platform.store.lineitem(lineitem_id)
+    if item is None or item.course_id != course_id or item.client_id != access.client_id:
+        raise DemoError(404, f"no line item {lineitem_id} of this tool in course {course_id!r}")
+    return item
+
+
+def search(
+    platform: DemoPlatform, access: Access, course_id: str, query: Mapping[str, str]
+) -> list[LineItem]:
+    """Return the tool's line items of a course, filtered like the AGS container GET."""
+    _course(course_id)
+    items = [i for i in platform.store.lineitems(course_id) if i.client_id == access.client_id]
+    filters = {"resource_link_id": "resource_link_id", "resource_id": "resource_id", "tag": "tag"}
+    for param, attr in filters.items():
+        if param in query:
+            items = [i for i in items if getattr(i, attr) == query[param]]
+    if query.get("limit", "").isdigit():
+        items = items[: int(query["limit"])]
+    return items
+
+
+def save(
+    platform: DemoPlatform,
+    access: Access,
+    course_id: str,
+    content_type: str,
+    body: object,
+    existing: LineItem | None = None,
+) -> LineItem:
+    """Create a line item (existing=None) or update one, from an AGS line item body."""
+    _course(course_id)
+    if content_type != LINEITEM_TYPE:
+        raise DemoError(415, f"Content-Type must be {LINEITEM_TYPE}, got {content_type!r}")
+    if not isinstance(body, dict):
+        raise DemoError(400, "the line item must be a JSON object")
+    maximum = body.get("scoreMaximum")
+    if not _number(maximum) or maximum <= 0:
+        raise DemoError(400, "scoreMaximum must be a number above 0")
+    label = body.get("label")
+    if not isinstance(label, str) or not label.strip():
+        raise DemoError(400, "label must be a non-empty string")
+    for name in ("resourceId", "tag", "resourceLinkId"):
+        if body.get(name) is not None and not isinstance(body[name], str):
+            raise DemoError(400, f"{name} must be a string")
+    for name in ("startDateTime", "endDateTime"):
+        if body.get(name) is not None:
+            _timestamp(body[name], name)
+    link_id = body.get("resourceLinkId")
+    if link_id is not None:
+        link = platform.store.link(link_id)
+        if link is None or link.course_id != course_id or link.client_id != access.client_id:
+            raise DemoError(400, f"resourceLinkId {link_id!r} is not a link of this tool here")
+    item = LineItem(
+        id=existing.id if existing else 0,
+        course_id=course_id,
+        client_id=access.client_id,
+        label=label,
+        score_maximum=float(maximum),
+        resource_id=body.get("resourceId"),
+        tag=body.get("tag"),
+        resource_link_id=link_id,
+        start_date_time=body.get("startDateTime"),
+        end_date_time=body.get("endDateTime"),
+    )
+    if existing is None:
+        return platform.store.add_lineitem(item)
+    platform.store.put_lineitem(item)
+    return item
+
+
+def post_score(platform: DemoPlatform, item: LineItem, content_type: str, body: object) -> Score:
+    """Check a score against the AGS schema (and Canvas's extension), then keep it."""
+    if content_type != SCORE_TYPE:
+        raise DemoError(415, f"Content-Type must be {SCORE_TYPE}, got {content_type!r}")
+    if not isinstance(body, dict):
+        raise DemoError(400, "the score must be a JSON object")
+    user_id = body.get("userId")
+    if not isinstance(user_id, str) or user_id not in USERS:
+        raise DemoError(400, f"userId {user_id!r} is not a member of the course")
+    if body.get("activityProgress") not in ACTIVITY:
+        raise DemoError(400, f"activityProgress must be one of {', '.join(ACTIVITY)}")
+    if body.get("gradingProgress") not in GRADING:
+        raise DemoError(400, f"gradingProgress must be one of {', '.join(GRADING)}")
+    _timestamp(body.get("timestamp"), "timestamp")
+    given, maximum = body.get("scoreGiven"), body.get("scoreMaximum")
+    if maximum is not None and (not _number(maximum) or maximum <= 0):
+        raise DemoError(400, "scoreMaximum must be a number above 0")
+    if given is not None:
+        if maximum is None:
+            raise DemoError(400, "scoreMaximum is required with scoreGiven")
+        if not _number(given) or not _number(maximum) or not 0 <= given <= maximum:
+            raise DemoError(400, f"scoreGiven must be a number from 0 to scoreMaximum ({maximum})")
+    if body.get("comment") is not None and not isinstance(body["comment"], str):
+        raise DemoError(400, "comment must be a string")
+    if CANVAS_SUBMISSION in body:
+        _canvas_submission(body[CANVAS_SUBMISSION])
+    return platform.store.add_score(item.id, user_id, body)
+
+
+def results(
+    platform: DemoPlatform, item: LineItem, user_id: str | None = None
+) -> list[dict[str, Any]]:
+    """Return the AGS results of a line item: each user's latest applied score, scaled."""
+    url = platform.lineitem_url(item)
+    out = []
+    for score in latest_scores(platform, item, user_id).values():
+        body = score.body
+        result: dict[str, Any] = {
+            "id": f"{url.split('?')[0]}/results/{score.user_id}",
+            "scoreOf": url,
+            "userId": score.user_id,
+            "resultMaximum": item.score_maximum,
+            "timestamp": body["timestamp"],
+        }
+        if body.get("scoreGiven") is not None:
+            result["resultScore"] = scaled(item, body)
+        if body.get("comment"):
+            result["comment"] = body["comment"]
+        out.append(result)
+    return out
+
+
+def latest_scores(
+    platform: DemoPlatform, item: LineItem, user_id: str | None = None
+) -> dict[str, Score]:
+    """Return each user's latest applied score of a line item."""
+    latest: dict[str, Score] = {}
+    for score in platform.store.scores(item.id, user_id):
+        if score.applied:
+            latest[score.user_id] = score  # scores come oldest first
+    return latest
+
+
+def scaled(item: LineItem, body: dict[str, Any]) -> float:
+    """Return a score's points on the line item's scale (as Moodle and Canvas show them)."""
+    return float(body["scoreGiven"]) * item.score_maximum / float(body["scoreMaximum"])
+
+
+def _course(course_id: str) -> None:
+    if course_id not in COURSES:
+        raise DemoError(404, f"no course {course_id!r}")
+
+
+def _number(value: object) -> TypeGuard[int | float]:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _timestamp(value: object, name: str) -> datetime:
+    try:
+        stamp = datetime.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        stamp = None
+    if stamp is None or stamp.tzinfo is None:
+        raise DemoError(400, f"{name} must be an ISO 8601 date-time with a UTC offset")
+    return stamp
+
+
+def _canvas_submission(ext: object) -> None:
+    if not isinstance(ext, dict):
+        raise DemoError(400, f"{CANVAS_SUBMISSION} must be an object")
+    for name in ("new_submission", "prioritize_non_tool_grade"):
+        if name in ext and not isinstance(ext[name], bool):
+            raise DemoError(400, f"{CANVAS_SUBMISSION}.{name} must be true or false")
+    for name in ("submission_type", "submission_data"):
+        if name in ext and not isinstance(ext[name], str):
+            raise DemoError(400, f"{CANVAS_SUBMISSION}.{name} must be a string")
+    if "submitted_at" in ext:
+        _timestamp(ext["submitted_at"], f"{CANVAS_SUBMISSION}.submitted_at")

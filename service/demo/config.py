@@ -1,0 +1,60 @@
+"""Settings of the demo LMS, passed in by whoever mounts it (tests, `codeblanks dev`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+from urllib.parse import urlsplit
+
+
+@dataclass(frozen=True)
+class DemoConfig:
+    """How the demo platform presents itself and how strict or LMS-like it behaves."""
+
+    # The issuer: the public URL the blueprint is mounted at, e.g. http://127.0.0.1:5000/demo.
+    base_url: str
+    # Holds the platform's private key and its SQLite file; created at first start.
+    state_dir: Path
+    # The tool's public base URL, offered on the course page for dynamic registration.
+    tool_url: str | None = None
+    # False: a dynamically registered tool waits for an admin to activate it (like Moodle).
+    activate_registrations: bool = True
+    # Moodle posts the login initiation; most others redirect with a GET.
+    login_method: Literal["GET", "POST"] = "GET"
+    # Canvas adds lti_storage_target to the login initiation (platform storage by postMessage).
+    storage_target: str | None = None
+    id_token_lifetime_s: int = 60
+    access_token_lifetime_s: int = 3600
+    registration_token_lifetime_s: int = 3600
+    # Accepted drift between the tool's clock and ours for iat.
+    leeway_s: int = 10
+    product_family_code: str = "codeblanks-demo"
+    # Moodle's service URLs carry a query (".../lineitem?type_id=3"): tools must append
+    # "/scores" to the path, not to the query. E.g. "type_id=1".
+    service_url_query: str = ""
+    # Moodle answers its token endpoint's JSON as text/html; tools must not depend on the type.
+    token_content_type: str = "application/json"
+
+    def __post_init__(self) -> None:
+        parts = urlsplit(self.base_url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError(f"demo base_url must be an absolute http(s) URL: {self.base_url!r}")
+        if parts.query or parts.fragment:
+            raise ValueError(f"demo base_url must not carry a query: {self.base_url!r}")
+        object.__setattr__(self, "base_url", self.base_url.rstrip("/"))
+        object.__setattr__(self, "state_dir", Path(self.state_dir))
+
+    @property
+    def issuer(self) -> str:
+        """Return the platform's issuer identifier (its base URL)."""
+        return self.base_url
+
+    @property
+    def mount_path(self) -> str:
+        """Return the URL path the blueprint must be mounted at ('' for the root)."""
+        return urlsplit(self.base_url).path.rstrip("/")
+
+    def url(self, path: str) -> str:
+        """Return the absolute URL of one of the platform's own paths."""
+        return self.base_url + path

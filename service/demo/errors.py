@@ -1,0 +1,16 @@
+"""The one exception of the demo platform: a refused request that says what to check."""
+
+from __future__ import annotations
+
+
+class DemoError(Exception):
+    """A request the platform refuses: HTTP status, OAuth-style error code, and a message."""
+
+    def __init__(self, status: int, message: str, error: str = "invalid_request") -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.error = error
+
+    def __str__(self) -> str:
+        return f"{self.status} {self.error}: {self.message}"

@@ -1,0 +1,59 @@
+"""Failure switches, so tests can watch the tool retry an LMS that errs or hangs."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass
+from typing import Literal
+
+# "token": the OAuth2 token endpoint; "ags": line items, scores, results; "nrps": memberships.
+TARGETS = ("token", "ags", "nrps")
+Mode = Literal["error", "timeout"]
+
+
+@dataclass
+class _Failure:
+    remaining: int
+    mode: Mode
+    delay_s: float
+
+
+class Knobs:
+    """Per-target failure plans and request counters, shared by all serving threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._plans: dict[str, _Failure] = {}
+        self.hits: Counter[str] = Counter()
+
+    def fail(self, target: str, times: int = 1, mode: Mode = "error", delay_s: float = 5.0) -> None:
+        """Make the next `times` requests to `target` answer 500, or hang `delay_s` then 504."""
+        if target not in TARGETS:
+            raise ValueError(f"unknown failure target {target!r}; one of {TARGETS}")
+        if mode not in ("error", "timeout"):
+            raise ValueError(f"unknown failure mode {mode!r}; 'error' or 'timeout'")
+        with self._lock:
+            self._plans[target] = _Failure(times, mode, delay_s)
+
+    def reset(self) -> None:
+        """Cancel every planned failure and zero the counters."""
+        with self._lock:
+            self._plans.clear()
+            self.hits.clear()
+
+    def take(self, target: str) -> tuple[int, str] | None:
+        """Count a request to `target`; return (status, message) if it must fail this time."""
+        with self._lock:
+            self.hits[target] += 1
+            plan = self._plans.get(target)
+            if plan is None or plan.remaining <= 0:
+                return None
+            plan.remaining -= 1
+            mode, delay_s = plan.mode, plan.delay_s
+        if mode == "timeout":
+            # Sleep outside the lock so other requests (and other targets) still get served.
+            time.sleep(delay_s)
+            return 504, f"demo platform: simulated timeout on {target}"
+        return 500, f"demo platform: simulated failure on {target}"

@@ -1,0 +1,219 @@
+"""Launches, platform side: the login initiation, the strict /auth check, the signed id_token."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, cast
+from urllib.parse import parse_qsl, urlsplit
+
+from lti1p3platform.ags import LtiAgs
+from lti1p3platform.registration import Registration
+
+from service.demo.adapters import Launch, Login, ParamsRequest, PlatformConf, SigningRegistration
+from service.demo.errors import DemoError
+from service.demo.models import COURSE, COURSES, USERS, AutoPost, Link, LoginInitiation, Tool, User
+from service.demo.tokens import AGS_SCOPES, MEMBERSHIPS
+
+if TYPE_CHECKING:
+    from service.demo.platform import DemoPlatform
+
+Claims = dict[str, Any]
+# A test's hook over the claims before signing: change them in place or return new ones.
+Mutate = Callable[[Claims], Claims | None]
+
+HINT_TTL_S = 600
+DEEP_LINK_TTL_S = 3600
+AGS_CLAIM = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
+TOOL_PLATFORM_CLAIM = "https://purl.imsglobal.org/spec/lti/claim/tool_platform"
+COURSE_OFFERING = "http://purl.imsglobal.org/vocab/lis/v2/course#CourseOffering"
+# Substitution variables replaced in custom parameter values ("$User.id" -> the sub).
+VARIABLES = (
+    "Context.id",
+    "Context.title",
+    "ResourceLink.id",
+    "ResourceLink.title",
+    "User.id",
+    "Person.name.full",
+    "Person.email.primary",
+)
+_AUTH_FIXED = {
+    "scope": "openid",
+    "response_type": "id_token",
+    "response_mode": "form_post",
+    "prompt": "none",
+}
+
+
+def initiate(
+    platform: DemoPlatform,
+    user_sub: str,
+    *,
+    link_id: str | None = None,
+    client_id: str | None = None,
+) -> LoginInitiation:
+    """Start a launch of a link (or, given a client id, a deep-linking request) as a user."""
+    user = USERS.get(user_sub)
+    if user is None:
+        raise DemoError(404, f"no user {user_sub!r} in the demo course")
+    link = platform.store.link(link_id) if link_id else None
+    if link_id and link is None:
+        raise DemoError(404, f"no resource link {link_id!r}")
+    tool = platform.store.tool(link.client_id if link else client_id or "")
+    if tool is None:
+        raise DemoError(404, f"no tool registered with client id {client_id!r}")
+    if not tool.active:
+        raise DemoError(403, f"the tool {tool.name!r} is registered but waits for activation")
+    if link is None and not user.is_instructor:
+        raise DemoError(403, "only an instructor can add content by deep linking")
+    hint = secrets.token_urlsafe(16)
+    data = {"user": user.sub, "client_id": tool.client_id, "link_id": link_id}
+    platform.store.grant("hint", hint, data, HINT_TTL_S)
+
+    registration = (
+        Registration()
+        .set_iss(platform.issuer)
+        .set_client_id(tool.client_id)
+        .set_deployment_id(tool.deployment_id)
+        .set_oidc_login_url(tool.login_url)
+        .set_launch_url(tool.launch_url)
+    )
+    login = Login(None, PlatformConf(registration=registration))
+    login.set_lti_message_hint(hint=hint)
+    login.set_launch_url(link.url if link else tool.deep_link_url or tool.launch_url)
+    url: str = login.initiate_login(user.sub)
+    own = dict(parse_qsl(urlsplit(tool.login_url).query))
+    params = {k: v for k, v in parse_qsl(urlsplit(url).query) if k not in own}
+    if platform.config.storage_target:
+        params["lti_storage_target"] = platform.config.storage_target
+    return LoginInitiation(tool.login_url, platform.config.login_method, params)
+
+
+def authorize(
+    platform: DemoPlatform,
+    params: Mapping[str, str],
+    *,
+    mutate: Mutate | None = None,
+    headers: dict[str, Any] | None = None,
+    algorithm: str = "RS256",
+) -> AutoPost:
+    """Check the tool's authentication request strictly; return the auto-post launch form.
+
+    `mutate`, `headers` and `algorithm` let a test tamper with the id_token after every check
+    passed, to see the tool refuse it.
+    """
+    p = {k: str(v) for k, v in params.items()}
+    for name, value in _AUTH_FIXED.items():
+        if p.get(name) != value:
+            raise DemoError(400, f"{name} must be {value!r}, got {p.get(name)!r}")
+    tool = platform.store.tool(p.get("client_id", ""))
+    if tool is None:
+        raise DemoError(400, f"unknown client_id {p.get('client_id')!r}", "unauthorized_client")
+    if not tool.active:
+        raise DemoError(400, f"client_id {tool.client_id!r} waits for activation")
+    if p.get("redirect_uri") not in tool.redirect_uris:
+        raise DemoError(
+            400,
+            f"redirect_uri {p.get('redirect_uri')!r} is not one of the tool's registered "
+            f"redirect URIs: {', '.join(tool.redirect_uris)}",
+        )
+    for name in ("nonce", "state", "login_hint", "lti_message_hint"):
+        if not p.get(name):
+            raise DemoError(400, f"{name} is missing")
+    hint = platform.store.peek("hint", p["lti_message_hint"])
+    if hint is None:
+        raise DemoError(400, "lti_message_hint is unknown, already used or expired")
+    if hint["client_id"] != tool.client_id:
+        raise DemoError(400, "lti_message_hint was issued for another client_id")
+    if p["login_hint"] != hint["user"]:
+        raise DemoError(400, "login_hint does not match the user this launch was issued for")
+    if platform.store.take("hint", p["lti_message_hint"]) is None:
+        raise DemoError(400, "lti_message_hint already used")
+
+    signed: Claims = {}
+
+    def sign(claims: Claims) -> str:
+        changed = mutate(claims) if mutate else None
+        signed.update(claims if changed is None else changed)
+        return platform.key.sign(signed, headers, algorithm)
+
+    link = platform.store.link(hint["link_id"]) if hint["link_id"] else None
+    launch = _assemble(platform, tool, USERS[hint["user"]], link, p, SigningRegistration(sign))
+    data = launch.lti_launch()
+    return AutoPost(
+        data["launch_url"], {"id_token": data["id_token"], "state": data["state"]}, signed
+    )
+
+
+def _assemble(
+    platform: DemoPlatform,
+    tool: Tool,
+    user: User,
+    link: Link | None,
+    params: dict[str, str],
+    registration: SigningRegistration,
+) -> Launch:
+    """Set every claim of a resource-link launch (link given) or a deep-linking request."""
+    course = COURSES[link.course_id if link else COURSE.id]
+    registration.set_iss(platform.issuer).set_client_id(tool.client_id)
+    registration.set_deployment_id(tool.deployment_id).set_launch_url(tool.launch_url)
+    launch = Launch(ParamsRequest(params), PlatformConf(registration=registration))
+    launch.set_id_token_expiration(platform.config.id_token_lifetime_s)
+    launch.set_user_data(user.sub, [user.role], full_name=user.name, email_address=user.email)
+    launch.set_launch_context_claim(course.id, [COURSE_OFFERING], course.title, course.label)
+    launch.set_launch_presentation_claim("iframe", return_url=platform.config.url("/"))
+    launch.set_extra_claims(
+        {
+            "given_name": user.given_name,
+            "family_name": user.family_name,
+            TOOL_PLATFORM_CLAIM: {
+                "guid": platform.issuer,
+                "name": "Codeblanks demo LMS",
+                "product_family_code": platform.config.product_family_code,
+                "version": "1.0",
+            },
+        }
+    )
+    custom = {**tool.custom, **(link.custom if link else {})}
+    if custom:
+        values = {
+            "Context.id": course.id,
+            "Context.title": course.title,
+            "ResourceLink.id": link.id if link else None,
+            "ResourceLink.title": link.title if link else None,
+            "User.id": user.sub,
+            "Person.name.full": user.name,
+            "Person.email.primary": user.email,
+        }
+        # An unknown or unavailable variable stays as written, as the LTI spec asks.
+        launch.set_custom_parameters_claim(
+            {k: (values.get(v[1:]) or v) if v.startswith("$") else v for k, v in custom.items()}
+        )
+    scopes = [s for s in AGS_SCOPES if s in tool.scopes]
+    if scopes:
+        items = platform.lineitems_of(link) if link else []
+        item = items[0] if items else None
+        claim = LtiAgs(
+            platform.lineitems_url(course.id),
+            platform.lineitem_url(item) if item else None,
+        ).get_lti_ags_launch_claim()
+        claim[AGS_CLAIM]["scope"] = scopes  # the library narrows them; Moodle sends all four
+        launch.set_extra_claims(claim)
+    if MEMBERSHIPS in tool.scopes:
+        launch.set_nrps(platform.memberships_url(course.id))
+    if link is not None:
+        launch.set_launch_url(link.url)
+        launch.set_resource_link_claim(link.id, title=link.title)
+        return launch
+    data = secrets.token_urlsafe(16)
+    sent = {"client_id": tool.client_id, "deployment_id": tool.deployment_id, "user": user.sub}
+    platform.store.grant("dl_data", data, sent, DEEP_LINK_TTL_S)
+    registration.set_deeplink_launch_url(tool.deep_link_url or tool.launch_url)
+    # The spec's `data` is an opaque string; the library's annotation says dict.
+    launch.set_dl(
+        platform.config.url("/deep_link_return"),
+        title=course.title,
+        accept_types={"ltiResourceLink"},
+        extra_data=cast(Any, data),
+    )
+    return launch

@@ -1,0 +1,124 @@
+"""The demo LMS's pages: course, gradebook, launch frames, deep-linking return, registration."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from flask import Blueprint, Response, redirect, render_template, request, url_for
+from werkzeug.wrappers import Response as BaseResponse
+
+from service.demo import ags, deep_linking
+from service.demo.models import COURSE, STUDENTS, TEACHER, USERS, AutoPost, LoginInitiation
+from service.demo.platform import DemoPlatform
+
+
+def points(value: float) -> str:
+    """Return points without a useless '.0' (7.5, 10)."""
+    return f"{value:g}"
+
+
+def when(unix_time: float) -> str:
+    """Return a Unix time as a readable UTC time."""
+    return datetime.fromtimestamp(unix_time, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def start(initiation: LoginInitiation) -> BaseResponse:
+    """Send the browser to the tool's login URL: a redirect, or an auto-post like Moodle's."""
+    if initiation.method == "POST":
+        page = AutoPost(initiation.login_url, initiation.params).html("Starting the launch…")
+        return Response(page, mimetype="text/html")
+    return redirect(initiation.url)
+
+
+def register_pages(bp: Blueprint, platform: DemoPlatform) -> None:
+    """Add the browser pages to `bp`."""
+
+    @bp.context_processor
+    def helpers() -> dict[str, object]:
+        return {"course": COURSE, "points": points, "when": when, "scaled": ags.scaled}
+
+    @bp.get("/")
+    def course() -> str:
+        tools = {t.client_id: t for t in platform.tools()}
+        rows = [
+            {"link": link, "tool": tools.get(link.client_id), "items": platform.lineitems_of(link)}
+            for link in platform.links()
+        ]
+        tool_url = platform.config.tool_url
+        return render_template(
+            "demo/course.html",
+            rows=rows,
+            tools=list(tools.values()),
+            users=[TEACHER, *STUDENTS],
+            teacher=TEACHER,
+            register_url=f"{tool_url.rstrip('/')}/lti/register" if tool_url else "",
+            platform=platform,
+        )
+
+    @bp.get("/gradebook")
+    def gradebook() -> str:
+        items = platform.lineitems()
+        names = {i.id: i.label for i in items}
+        return render_template(
+            "demo/gradebook.html",
+            items=items,
+            users=[*STUDENTS, TEACHER],
+            grades=platform.gradebook(),
+            received=list(reversed(platform.scores()))[:100],
+            names=names,
+            people=USERS,
+        )
+
+    @bp.get("/launch/<link_id>")
+    def launch(link_id: str) -> str:
+        user = USERS[platform.user_sub(request.args.get("user", ""))]
+        link = platform.store.link(link_id)
+        return render_template(
+            "demo/frame.html",
+            heading=link.title if link else link_id,
+            note=f"Launched as {user.name}",
+            src=url_for(".launch_start", link_id=link_id, user=user.sub),
+            close_url=url_for(".course"),
+        )
+
+    @bp.get("/launch/<link_id>/start")
+    def launch_start(link_id: str) -> BaseResponse:
+        return start(platform.launch(request.args.get("user", ""), link_id))
+
+    @bp.get("/deep_link")
+    def deep_link() -> str:
+        client_id = request.args.get("client_id", "")
+        user = USERS[platform.user_sub(request.args.get("user", TEACHER.sub))]
+        return render_template(
+            "demo/frame.html",
+            heading=f"Add content from {platform.tool(client_id).name}",
+            note=f"Deep linking as {user.name}",
+            src=url_for(".deep_link_start", client_id=client_id, user=user.sub),
+            close_url=url_for(".course"),
+        )
+
+    @bp.get("/deep_link/start")
+    def deep_link_start() -> BaseResponse:
+        args = request.args
+        return start(platform.deep_link(args.get("user", ""), args.get("client_id", "")))
+
+    @bp.post("/deep_link_return")
+    def deep_link_return() -> str:
+        result = deep_linking.receive(platform, request.form.to_dict())
+        return render_template("demo/deep_link_done.html", result=result)
+
+    @bp.post("/tools/register")
+    def register_tool() -> str:
+        target = platform.start_registration(request.form.get("register_url", "").strip())
+        return render_template(
+            "demo/frame.html",
+            heading="Registering a tool",
+            note="The tool's registration page; it closes itself when done.",
+            src=target,
+            close_url=url_for(".course"),
+        )
+
+    @bp.post("/tools/<client_id>/activate")
+    def activate_tool(client_id: str) -> BaseResponse:
+        platform.activate(client_id)
+        return redirect(url_for(".course"))

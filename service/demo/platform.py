@@ -1,0 +1,234 @@
+"""DemoPlatform: the demo LMS as one object, the API that tests and the web layer use."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from service.demo import ags, oidc, registration
+from service.demo.config import DemoConfig
+from service.demo.errors import DemoError
+from service.demo.keys import PlatformKey
+from service.demo.knobs import Knobs, Mode
+from service.demo.models import (
+    COURSE,
+    USERS,
+    AutoPost,
+    LineItem,
+    Link,
+    LoginInitiation,
+    Score,
+    Tool,
+)
+from service.demo.store import Store
+from service.demo.tokens import ALL_SCOPES
+
+PLATFORM_CONFIG = "https://purl.imsglobal.org/spec/lti-platform-configuration"
+
+
+class DemoPlatform:
+    """A small but strict LTI 1.3 Advantage platform with one course and four people."""
+
+    def __init__(self, config: DemoConfig) -> None:
+        self.config = config
+        self.key = PlatformKey.load_or_create(config.state_dir)
+        self.store = Store(config.state_dir / "demo.sqlite3")
+        self.knobs = Knobs()
+
+    # identity and URLs
+    @property
+    def issuer(self) -> str:
+        """Return the issuer (the base URL)."""
+        return self.config.issuer
+
+    @property
+    def auth_url(self) -> str:
+        """Return the OIDC authorization endpoint."""
+        return self.config.url("/auth")
+
+    @property
+    def token_url(self) -> str:
+        """Return the token endpoint; it is also the only accepted client-assertion aud."""
+        return self.config.url("/token")
+
+    @property
+    def jwks_url(self) -> str:
+        """Return the URL of the platform's public keys."""
+        return self.config.url("/jwks")
+
+    @property
+    def openid_config_url(self) -> str:
+        """Return the URL of the platform's OpenID configuration."""
+        return self.config.url("/.well-known/openid-configuration")
+
+    @property
+    def registration_url(self) -> str:
+        """Return the dynamic registration endpoint tools POST to."""
+        return self.config.url("/register")
+
+    def _service(self, path: str) -> str:
+        query = self.config.service_url_query
+        return self.config.url(path) + (f"?{query}" if query else "")
+
+    def lineitems_url(self, course_id: str) -> str:
+        """Return a course's line item container URL."""
+        return self._service(f"/courses/{course_id}/lineitems")
+
+    def lineitem_url(self, item: LineItem) -> str:
+        """Return a line item's URL (its id)."""
+        return self._service(f"/courses/{item.course_id}/lineitems/{item.id}")
+
+    def memberships_url(self, course_id: str) -> str:
+        """Return a course's NRPS membership URL."""
+        return self._service(f"/courses/{course_id}/memberships")
+
+    def openid_configuration(self) -> dict[str, Any]:
+        """Return the platform's OpenID configuration with the LTI platform section."""
+        return {
+            "issuer": self.issuer,
+            "authorization_endpoint": self.auth_url,
+            "token_endpoint": self.token_url,
+            "token_endpoint_auth_methods_supported": ["private_key_jwt"],
+            "token_endpoint_auth_signing_alg_values_supported": ["RS256"],
+            "jwks_uri": self.jwks_url,
+            "registration_endpoint": self.registration_url,
+            "scopes_supported": ["openid", *ALL_SCOPES],
+            "response_types_supported": ["id_token"],
+            "response_modes_supported": ["form_post"],
+            "subject_types_supported": ["public", "pairwise"],
+            "id_token_signing_alg_values_supported": ["RS256"],
+            "claims_supported": ["sub", "iss", "name", "given_name", "family_name", "email"],
+            PLATFORM_CONFIG: {
+                "product_family_code": self.config.product_family_code,
+                "version": "1.0",
+                "messages_supported": [
+                    {"type": "LtiResourceLinkRequest"},
+                    {"type": "LtiDeepLinkingRequest", "placements": ["ContentArea"]},
+                ],
+                "variables": list(oidc.VARIABLES),
+            },
+        }
+
+    # registration
+    def register_tool(self, **kwargs: Any) -> Tool:
+        """Register a tool by hand; see registration.register_tool for the arguments."""
+        return registration.register_tool(self, **kwargs)
+
+    def start_registration(self, register_url: str) -> str:
+        """Return the tool URL (with openid_configuration and a one-time token) to open."""
+        return registration.start_registration(self, register_url)
+
+    def activate(self, client_id: str) -> Tool:
+        """Activate a tool left pending by dynamic registration."""
+        tool = replace(self.tool(client_id), active=True)
+        self.store.put_tool(tool)
+        return tool
+
+    def tool(self, client_id: str) -> Tool:
+        """Return a registered tool; DemoError 404 if there is none."""
+        tool = self.store.tool(client_id)
+        if tool is None:
+            raise DemoError(404, f"no tool registered with client id {client_id!r}")
+        return tool
+
+    def tools(self) -> list[Tool]:
+        """Return every registered tool."""
+        return self.store.tools()
+
+    # content
+    def add_link(
+        self,
+        client_id: str,
+        title: str,
+        *,
+        url: str | None = None,
+        custom: dict[str, str] | None = None,
+        score_maximum: float | None = None,
+    ) -> Link:
+        """Place a tool's link in the course by hand, with a line item if given a maximum."""
+        tool = self.tool(client_id)
+        link = Link(
+            f"rl-{secrets.token_hex(6)}",
+            COURSE.id,
+            client_id,
+            title,
+            url or tool.launch_url,
+            dict(custom or {}),
+        )
+        self.store.put_link(link)
+        if score_maximum is not None:
+            self.store.add_lineitem(
+                LineItem(
+                    0, COURSE.id, client_id, title, float(score_maximum), resource_link_id=link.id
+                )
+            )
+        return link
+
+    def links(self) -> list[Link]:
+        """Return the course's resource links."""
+        return self.store.links(COURSE.id)
+
+    def lineitems(self) -> list[LineItem]:
+        """Return every line item of the course, of every tool."""
+        return self.store.lineitems(COURSE.id)
+
+    def lineitems_of(self, link: Link) -> list[LineItem]:
+        """Return the line items attached to a resource link."""
+        return [i for i in self.lineitems() if i.resource_link_id == link.id]
+
+    # launches
+    def launch(self, user: str, link_id: str) -> LoginInitiation:
+        """Start a resource-link launch as `user` (a sub, or a first name like 'ali')."""
+        return oidc.initiate(self, self.user_sub(user), link_id=link_id)
+
+    def deep_link(self, user: str, client_id: str) -> LoginInitiation:
+        """Start a deep-linking request to a tool as `user` (an instructor)."""
+        return oidc.initiate(self, self.user_sub(user), client_id=client_id)
+
+    def authorize(
+        self,
+        params: Mapping[str, str],
+        *,
+        mutate: oidc.Mutate | None = None,
+        headers: dict[str, Any] | None = None,
+        algorithm: str = "RS256",
+    ) -> AutoPost:
+        """Answer an authentication request as /auth does (optionally tampering with it)."""
+        return oidc.authorize(self, params, mutate=mutate, headers=headers, algorithm=algorithm)
+
+    def sign(
+        self,
+        claims: dict[str, Any],
+        headers: dict[str, Any] | None = None,
+        algorithm: str = "RS256",
+    ) -> str:
+        """Sign any claims with the platform key (kid header unless overridden)."""
+        return self.key.sign(claims, headers, algorithm)
+
+    @staticmethod
+    def user_sub(user: str) -> str:
+        """Return the sub of a user given by sub or by lower-case first name."""
+        if user in USERS:
+            return user
+        if f"demo-{user.lower()}" in USERS:
+            return f"demo-{user.lower()}"
+        raise DemoError(404, f"no user {user!r} in the demo course")
+
+    # grades and failures
+    def scores(self, lineitem_id: int | None = None, user: str | None = None) -> list[Score]:
+        """Return every score received (applied or not), oldest first."""
+        return self.store.scores(lineitem_id, self.user_sub(user) if user else None)
+
+    def gradebook(self) -> dict[tuple[str, int], Score]:
+        """Return the latest applied score per (user sub, line item id)."""
+        return {
+            (sub, item.id): score
+            for item in self.lineitems()
+            for sub, score in ags.latest_scores(self, item).items()
+        }
+
+    def fail(self, target: str, times: int = 1, mode: Mode = "error", delay_s: float = 5.0) -> None:
+        """Make the next `times` requests to 'token', 'ags' or 'nrps' fail (500) or hang."""
+        self.knobs.fail(target, times, mode, delay_s)

@@ -1,0 +1,189 @@
+"""Registering tools: by hand, and by LTI Dynamic Registration (the platform's side)."""
+
+from __future__ import annotations
+
+import ipaddress
+import secrets
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode, urlsplit
+
+from service.demo.errors import DemoError
+from service.demo.models import Tool
+from service.demo.tokens import ALL_SCOPES
+
+if TYPE_CHECKING:
+    from service.demo.platform import DemoPlatform
+
+TOOL_CONFIG = "https://purl.imsglobal.org/spec/lti-tool-configuration"
+MESSAGE_TYPES = ("LtiResourceLinkRequest", "LtiDeepLinkingRequest")
+
+
+def check_url(url: object, what: str) -> str:
+    """Return `url` if it is absolute https, or http on a loopback host; refuse otherwise."""
+    if not isinstance(url, str) or not url:
+        raise DemoError(400, f"{what} is missing", "invalid_client_metadata")
+    parts = urlsplit(url)
+    if parts.scheme == "https" and parts.hostname:
+        return url
+    if parts.scheme == "http" and parts.hostname and _loopback(parts.hostname):
+        return url
+    raise DemoError(
+        400,
+        f"{what} must be an https URL (http only on loopback): {url!r}",
+        "invalid_client_metadata",
+    )
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def register_tool(
+    platform: DemoPlatform,
+    *,
+    name: str,
+    login_url: str,
+    launch_url: str,
+    jwks_url: str | None = None,
+    jwks: dict[str, Any] | None = None,
+    redirect_uris: list[str] | tuple[str, ...] | None = None,
+    deep_link_url: str | None = None,
+    scopes: list[str] | tuple[str, ...] = ALL_SCOPES,
+    client_id: str | None = None,
+    deployment_id: str | None = None,
+    custom: dict[str, str] | None = None,
+    active: bool = True,
+) -> Tool:
+    """Register a tool as an admin would by hand; return it with its client and deployment id."""
+    if jwks_url is None and jwks is None:
+        raise DemoError(400, "a tool needs a jwks_url or an inline jwks", "invalid_client_metadata")
+    if jwks is not None and not isinstance(jwks.get("keys"), list):
+        raise DemoError(
+            400, "jwks must be a JSON key set {'keys': [...]}", "invalid_client_metadata"
+        )
+    uris = list(redirect_uris or dict.fromkeys([launch_url, deep_link_url or launch_url]))
+    tool = Tool(
+        client_id=client_id or f"demo-{secrets.token_hex(6)}",
+        deployment_id=deployment_id or f"1:{secrets.token_hex(6)}",
+        name=name,
+        login_url=check_url(login_url, "login_url"),
+        launch_url=check_url(launch_url, "launch_url"),
+        redirect_uris=tuple(check_url(u, "redirect_uri") for u in uris),
+        jwks_url=check_url(jwks_url, "jwks_url") if jwks_url is not None else None,
+        jwks=jwks,
+        deep_link_url=check_url(deep_link_url, "deep_link_url") if deep_link_url else None,
+        scopes=tuple(s for s in scopes if s in ALL_SCOPES),
+        custom=dict(custom or {}),
+        active=active,
+    )
+    platform.store.put_tool(tool)
+    return tool
+
+
+def start_registration(platform: DemoPlatform, register_url: str) -> str:
+    """Issue a one-time registration token; return the tool URL a browser must open."""
+    check_url(register_url, "the tool's registration URL")
+    token = secrets.token_urlsafe(24)
+    platform.store.grant("registration", token, {}, platform.config.registration_token_lifetime_s)
+    query = urlencode(
+        {"openid_configuration": platform.openid_config_url, "registration_token": token}
+    )
+    return register_url + ("&" if "?" in register_url else "?") + query
+
+
+def complete_registration(
+    platform: DemoPlatform, authorization: str | None, body: object
+) -> dict[str, Any]:
+    """Check a tool's registration request; register it and return the registration response."""
+    scheme, _, token = (authorization or "").partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or platform.store.peek("registration", token) is None:
+        raise DemoError(401, "registration token unknown, already used or expired", "invalid_token")
+    meta = _check_metadata(body)
+    conf = meta[TOOL_CONFIG]
+    messages = conf.get("messages", [])
+    deep_link_url = next(
+        (
+            m.get("target_link_uri") or conf["target_link_uri"]
+            for m in messages
+            if m["type"] == "LtiDeepLinkingRequest"
+        ),
+        None,
+    )
+    granted = [s for s in str(meta.get("scope", "")).split() if s in ALL_SCOPES]
+    # Only now is the token spent: a tool that sent bad metadata may fix it and retry.
+    if platform.store.take("registration", token) is None:
+        raise DemoError(401, "registration token already used", "invalid_token")
+    tool = register_tool(
+        platform,
+        name=str(meta.get("client_name") or conf["domain"]),
+        login_url=meta["initiate_login_uri"],
+        launch_url=conf["target_link_uri"],
+        jwks_url=meta["jwks_uri"],
+        redirect_uris=meta["redirect_uris"],
+        deep_link_url=deep_link_url,
+        scopes=granted,
+        custom=conf.get("custom_parameters") or {},
+        active=platform.config.activate_registrations,
+    )
+    return {
+        **{k: v for k, v in meta.items() if k != TOOL_CONFIG},
+        "client_id": tool.client_id,
+        "scope": " ".join(tool.scopes),
+        TOOL_CONFIG: {**conf, "deployment_id": tool.deployment_id},
+    }
+
+
+def _check_metadata(body: object) -> dict[str, Any]:
+    def refuse(message: str) -> DemoError:
+        return DemoError(400, message, "invalid_client_metadata")
+
+    if not isinstance(body, dict):
+        raise refuse("the registration request must be a JSON object")
+    if body.get("application_type") != "web":
+        raise refuse("application_type must be 'web'")
+    if "id_token" not in (body.get("response_types") or []):
+        raise refuse("response_types must include 'id_token'")
+    grants = body.get("grant_types") or []
+    if "implicit" not in grants or "client_credentials" not in grants:
+        raise refuse("grant_types must include 'implicit' and 'client_credentials'")
+    if body.get("token_endpoint_auth_method") != "private_key_jwt":
+        raise refuse("token_endpoint_auth_method must be 'private_key_jwt'")
+    uris = body.get("redirect_uris")
+    if not isinstance(uris, list) or not uris:
+        raise refuse("redirect_uris must be a non-empty list")
+    check_url(body.get("jwks_uri"), "jwks_uri")
+    conf = body.get(TOOL_CONFIG)
+    if not isinstance(conf, dict):
+        raise refuse(f"the {TOOL_CONFIG} object is missing")
+    domain = conf.get("domain")
+    if not isinstance(domain, str) or not domain:
+        raise refuse(f"{TOOL_CONFIG}.domain is missing")
+    messages = conf.get("messages", [])
+    if not isinstance(messages, list) or not all(
+        isinstance(m, dict) and m.get("type") in MESSAGE_TYPES for m in messages
+    ):
+        raise refuse(f"{TOOL_CONFIG}.messages must be a list of {' or '.join(MESSAGE_TYPES)}")
+    custom = conf.get("custom_parameters", {})
+    if not isinstance(custom, dict) or not all(isinstance(v, str) for v in custom.values()):
+        raise refuse(f"{TOOL_CONFIG}.custom_parameters must map names to strings")
+    # Like Moodle: every URL the browser is sent to must be on the tool's declared domain.
+    on_domain = [
+        (body.get("initiate_login_uri"), "initiate_login_uri"),
+        (conf.get("target_link_uri"), f"{TOOL_CONFIG}.target_link_uri"),
+        *((u, "redirect_uri") for u in uris),
+        *(
+            (m["target_link_uri"], "a message's target_link_uri")
+            for m in messages
+            if "target_link_uri" in m
+        ),
+    ]
+    for url, what in on_domain:
+        if urlsplit(check_url(url, what)).netloc.lower() != domain.lower():
+            raise refuse(f"{what} {url!r} is not on the tool's domain {domain!r}")
+    return body

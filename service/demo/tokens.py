@@ -1,0 +1,124 @@
+"""The OAuth2 token endpoint (client_credentials + private_key_jwt) and bearer-token checks."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import jwt
+
+from service.demo import assertions
+from service.demo.errors import DemoError
+
+if TYPE_CHECKING:
+    from service.demo.platform import DemoPlatform
+
+LINEITEM = "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem"
+LINEITEM_READONLY = "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem.readonly"
+RESULT_READONLY = "https://purl.imsglobal.org/spec/lti-ags/scope/result.readonly"
+SCORE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
+MEMBERSHIPS = "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly"
+AGS_SCOPES = (LINEITEM, LINEITEM_READONLY, RESULT_READONLY, SCORE)
+ALL_SCOPES = (*AGS_SCOPES, MEMBERSHIPS)
+JWT_BEARER = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+
+
+@dataclass(frozen=True)
+class Access:
+    """Who a valid bearer token speaks for, and what it may do."""
+
+    client_id: str
+    scopes: frozenset[str]
+
+
+def issue(platform: DemoPlatform, form: Mapping[str, str]) -> dict[str, Any]:
+    """Check a token request strictly and return the RFC 6749 token response."""
+    if form.get("grant_type") != "client_credentials":
+        raise DemoError(400, "grant_type must be client_credentials", "unsupported_grant_type")
+    if form.get("client_assertion_type") != JWT_BEARER:
+        raise DemoError(400, f"client_assertion_type must be {JWT_BEARER}")
+    assertion = form.get("client_assertion", "")
+    requested = form.get("scope", "").split()
+    if not assertion:
+        raise DemoError(400, "client_assertion is missing")
+    if not requested:
+        raise DemoError(400, "scope is missing", "invalid_scope")
+
+    try:
+        claims = assertions.peek(assertion)
+        client_id = str(claims.get("sub") or claims.get("iss") or "")
+        tool = platform.store.tool(client_id)
+        if tool is None:
+            raise DemoError(401, f"unknown client id {client_id!r}")
+        if not tool.active:
+            raise DemoError(401, f"client {client_id!r} is registered but not activated yet")
+        claims = assertions.verify(assertion, tool, platform.config.leeway_s)
+        if claims.get("iss") != client_id or claims.get("sub") != client_id:
+            raise DemoError(401, "the client assertion's iss and sub must both be the client id")
+        if not assertions.audience_includes(claims, platform.token_url):
+            raise DemoError(401, f"the client assertion's aud must be {platform.token_url}")
+        jti = claims.get("jti")
+        if not isinstance(jti, str) or not jti:
+            raise DemoError(401, "the client assertion has no jti")
+        if not platform.store.remember("jti", f"{client_id} {jti}", float(claims["exp"])):
+            raise DemoError(401, f"the client assertion's jti {jti!r} was used before")
+    except DemoError as exc:
+        # RFC 6749 5.2: every failure to authenticate the client is invalid_client.
+        raise DemoError(401, exc.message, "invalid_client") from exc
+
+    refused = sorted(set(requested) - set(tool.scopes))
+    if refused:
+        raise DemoError(
+            400, f"scopes not granted to this tool: {' '.join(refused)}", "invalid_scope"
+        )
+    now = int(time.time())
+    lifetime = platform.config.access_token_lifetime_s
+    scope = " ".join(dict.fromkeys(requested))
+    token = platform.key.sign(
+        {
+            "iss": platform.issuer,
+            "aud": platform.issuer,
+            "sub": client_id,
+            "scope": scope,
+            "iat": now,
+            "exp": now + lifetime,
+            "jti": uuid.uuid4().hex,
+        }
+    )
+    return {"access_token": token, "token_type": "Bearer", "expires_in": lifetime, "scope": scope}
+
+
+def check(platform: DemoPlatform, authorization: str | None, any_of: tuple[str, ...]) -> Access:
+    """Return the access of a bearer token that holds one of `any_of`; 401/403 otherwise."""
+    scheme, _, token = (authorization or "").partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise DemoError(
+            401, "an 'Authorization: Bearer <token>' header is required", "invalid_token"
+        )
+    try:
+        claims = jwt.decode(
+            token.strip(),
+            platform.key.public_pem,
+            algorithms=["RS256"],
+            audience=platform.issuer,
+            issuer=platform.issuer,
+            options={"require": ["exp", "iat", "sub", "scope"]},
+        )
+    except jwt.ExpiredSignatureError as exc:
+        raise DemoError(401, "the access token has expired", "invalid_token") from exc
+    except jwt.PyJWTError as exc:
+        raise DemoError(401, f"the access token is invalid: {exc}", "invalid_token") from exc
+    tool = platform.store.tool(claims["sub"])
+    if tool is None or not tool.active:
+        raise DemoError(401, "the access token's client is not an active tool", "invalid_token")
+    scopes = frozenset(str(claims["scope"]).split())
+    if not scopes & set(any_of):
+        raise DemoError(
+            403,
+            f"this needs one of the scopes {' '.join(any_of)}; the token has {claims['scope']}",
+            "insufficient_scope",
+        )
+    return Access(tool.client_id, scopes)

@@ -1,0 +1,196 @@
+"""The platform's protocol endpoints: discovery, OIDC, token, registration, AGS, NRPS, admin."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Any
+
+from flask import Blueprint, Response, jsonify, request
+
+from service.demo import ags, nrps, registration, tokens
+from service.demo.errors import DemoError
+from service.demo.platform import DemoPlatform
+from service.demo.tokens import LINEITEM, LINEITEM_READONLY, MEMBERSHIPS, RESULT_READONLY, SCORE
+
+# Endpoints whose callers are programs: they get JSON errors; browsers get an HTML page.
+JSON_ENDPOINTS = {
+    "token",
+    "register",
+    "lineitems",
+    "lineitem",
+    "scores",
+    "results",
+    "memberships",
+    "admin_tools",
+    "admin_activate",
+    "admin_links",
+    "admin_knobs",
+    "admin_scores",
+    "admin_launch",
+    "openid_configuration",
+    "jwks",
+}
+
+
+def typed(body: Any, media_type: str, status: int = 200) -> Response:
+    """Return `body` as JSON under an LTI media type."""
+    return Response(json.dumps(body), status=status, mimetype=media_type)
+
+
+def register_views(bp: Blueprint, platform: DemoPlatform) -> None:
+    """Add the protocol endpoints to `bp`."""
+
+    def knob(target: str) -> Response | None:
+        failure = platform.knobs.take(target)
+        if failure is None:
+            return None
+        status, message = failure
+        return typed(
+            {"error": "server_error", "error_description": message}, "application/json", status
+        )
+
+    def body() -> object:
+        return request.get_json(force=True, silent=True)
+
+    @bp.get("/.well-known/openid-configuration")
+    def openid_configuration() -> Response:
+        return jsonify(platform.openid_configuration())
+
+    @bp.get("/jwks")
+    def jwks() -> Response:
+        return jsonify(platform.key.jwks())
+
+    @bp.route("/auth", methods=["GET", "POST"])
+    def auth() -> Response:
+        params = request.form if request.method == "POST" else request.args
+        post = platform.authorize(params.to_dict())
+        return Response(post.html(), mimetype="text/html")
+
+    @bp.post("/token")
+    def token() -> Response:
+        if failed := knob("token"):
+            return failed
+        answer = tokens.issue(platform, request.form.to_dict())
+        response = Response(json.dumps(answer), mimetype=platform.config.token_content_type)
+        response.headers["Cache-Control"] = "no-store"
+        return response
+
+    @bp.post("/register")
+    def register() -> Response:
+        if request.mimetype != "application/json":
+            raise DemoError(
+                400, "the registration request must be application/json", "invalid_client_metadata"
+            )
+        answer = registration.complete_registration(
+            platform, request.headers.get("Authorization"), body()
+        )
+        return jsonify(answer)
+
+    @bp.route("/courses/<course_id>/lineitems", methods=["GET", "POST"])
+    def lineitems(course_id: str) -> Response:
+        if failed := knob("ags"):
+            return failed
+        auth = request.headers.get("Authorization")
+        if request.method == "GET":
+            access = tokens.check(platform, auth, (LINEITEM, LINEITEM_READONLY))
+            found = ags.search(platform, access, course_id, request.args.to_dict())
+            return typed([ags.to_json(platform, i) for i in found], ags.CONTAINER_TYPE)
+        access = tokens.check(platform, auth, (LINEITEM,))
+        item = ags.save(platform, access, course_id, request.mimetype, body())
+        return typed(ags.to_json(platform, item), ags.LINEITEM_TYPE, 201)
+
+    @bp.route("/courses/<course_id>/lineitems/<int:item_id>", methods=["GET", "PUT", "DELETE"])
+    def lineitem(course_id: str, item_id: int) -> Response:
+        if failed := knob("ags"):
+            return failed
+        auth = request.headers.get("Authorization")
+        needs = (LINEITEM, LINEITEM_READONLY) if request.method == "GET" else (LINEITEM,)
+        access = tokens.check(platform, auth, needs)
+        item = ags.find(platform, access, course_id, item_id)
+        if request.method == "DELETE":
+            platform.store.delete_lineitem(item.id)
+            return Response(status=204)
+        if request.method == "PUT":
+            item = ags.save(platform, access, course_id, request.mimetype, body(), item)
+        return typed(ags.to_json(platform, item), ags.LINEITEM_TYPE)
+
+    @bp.post("/courses/<course_id>/lineitems/<int:item_id>/scores")
+    def scores(course_id: str, item_id: int) -> Response:
+        if failed := knob("ags"):
+            return failed
+        access = tokens.check(platform, request.headers.get("Authorization"), (SCORE,))
+        item = ags.find(platform, access, course_id, item_id)
+        score = ags.post_score(platform, item, request.mimetype, body())
+        url = platform.lineitem_url(item).split("?")[0]
+        return jsonify({"resultUrl": f"{url}/results/{score.user_id}", "applied": score.applied})
+
+    @bp.get("/courses/<course_id>/lineitems/<int:item_id>/results")
+    def results(course_id: str, item_id: int) -> Response:
+        if failed := knob("ags"):
+            return failed
+        access = tokens.check(platform, request.headers.get("Authorization"), (RESULT_READONLY,))
+        item = ags.find(platform, access, course_id, item_id)
+        return typed(ags.results(platform, item, request.args.get("user_id")), ags.RESULTS_TYPE)
+
+    @bp.get("/courses/<course_id>/memberships")
+    def memberships(course_id: str) -> Response:
+        if failed := knob("nrps"):
+            return failed
+        access = tokens.check(platform, request.headers.get("Authorization"), (MEMBERSHIPS,))
+        container = nrps.memberships(platform, access, course_id, request.args.to_dict())
+        return typed(container, nrps.MEMBERSHIPS_TYPE)
+
+    # A local admin API, so a platform in another process (codeblanks dev) can be driven too.
+    @bp.post("/admin/tools")
+    def admin_tools() -> tuple[Response, int]:
+        fields = body()
+        if not isinstance(fields, dict):
+            raise DemoError(400, "send the tool's fields as a JSON object")
+        try:
+            tool = platform.register_tool(**fields)
+        except TypeError as exc:
+            raise DemoError(400, f"unexpected tool fields: {exc}") from exc
+        return jsonify(asdict(tool)), 201
+
+    @bp.post("/admin/tools/<client_id>/activate")
+    def admin_activate(client_id: str) -> Response:
+        return jsonify(asdict(platform.activate(client_id)))
+
+    @bp.post("/admin/links")
+    def admin_links() -> tuple[Response, int]:
+        fields = body()
+        if not isinstance(fields, dict):
+            raise DemoError(400, "send client_id, title (and url, custom, score_maximum) as JSON")
+        try:
+            link = platform.add_link(fields.pop("client_id", ""), fields.pop("title", ""), **fields)
+        except TypeError as exc:
+            raise DemoError(400, f"unexpected link fields: {exc}") from exc
+        return jsonify(asdict(link)), 201
+
+    @bp.route("/admin/knobs", methods=["POST", "DELETE"])
+    def admin_knobs() -> Response:
+        if request.method == "DELETE":
+            platform.knobs.reset()
+        else:
+            fields = body()
+            if not isinstance(fields, dict):
+                raise DemoError(400, "send target, times, mode, delay_s as JSON")
+            try:
+                platform.fail(**fields)
+            except (TypeError, ValueError) as exc:
+                raise DemoError(400, str(exc)) from exc
+        return jsonify({"hits": dict(platform.knobs.hits)})
+
+    @bp.get("/admin/scores")
+    def admin_scores() -> Response:
+        return jsonify([asdict(s) for s in platform.scores()])
+
+    @bp.get("/admin/launch")
+    def admin_launch() -> Response:
+        args = request.args
+        if "link" in args:
+            initiation = platform.launch(args.get("user", ""), args["link"])
+        else:
+            initiation = platform.deep_link(args.get("user", ""), args.get("client_id", ""))
+        return jsonify({"url": initiation.url, **asdict(initiation)})

@@ -1,0 +1,53 @@
+"""The Flask blueprint and app factories of the demo LMS."""
+
+from __future__ import annotations
+
+from flask import Blueprint, Flask, Response, jsonify, render_template, request
+
+from service.demo.config import DemoConfig
+from service.demo.errors import DemoError
+from service.demo.pages import register_pages
+from service.demo.platform import DemoPlatform
+from service.demo.views import JSON_ENDPOINTS, register_views
+
+EXTENSION = "codeblanks_demo"
+
+
+def create_demo_blueprint(config: DemoConfig, platform: DemoPlatform | None = None) -> Blueprint:
+    """Return the demo LMS as a blueprint mounted at the path of `config.base_url`."""
+    platform = platform or DemoPlatform(config)
+    bp = Blueprint(
+        "demo", __name__, url_prefix=config.mount_path or None, template_folder="templates"
+    )
+    register_views(bp, platform)
+    register_pages(bp, platform)
+
+    @bp.errorhandler(DemoError)
+    def refused(exc: DemoError) -> tuple[Response | str, int, dict[str, str]]:
+        headers = {}
+        if exc.status == 401:
+            headers["WWW-Authenticate"] = f'Bearer error="{exc.error}"'
+        endpoint = (request.endpoint or "").rpartition(".")[2]
+        if endpoint in JSON_ENDPOINTS:
+            body = jsonify({"error": exc.error, "error_description": exc.message})
+            return body, exc.status, headers
+        page = render_template(
+            "demo/error.html", status=exc.status, message=exc.message, error=exc.error
+        )
+        return page, exc.status, headers
+
+    bp.record_once(lambda state: state.app.extensions.setdefault(EXTENSION, platform))
+    return bp
+
+
+def create_demo_app(config: DemoConfig) -> Flask:
+    """Return a Flask app serving only the demo LMS (tests, standalone runs)."""
+    app = Flask(__name__)
+    app.register_blueprint(create_demo_blueprint(config))
+    return app
+
+
+def platform_of(app: Flask) -> DemoPlatform:
+    """Return the DemoPlatform a blueprint registered on `app`."""
+    platform: DemoPlatform = app.extensions[EXTENSION]
+    return platform
