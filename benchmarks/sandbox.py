@@ -12,6 +12,7 @@ throughput runs one slot per core.
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
 import statistics
@@ -23,6 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from core.errors import GraderError  # noqa: E402
 from core.grading import grade_source  # noqa: E402
 from core.lessons import load_lesson  # noqa: E402
 from core.runs import RunRequest, RunResult, RunStatus, Sandbox  # noqa: E402
@@ -67,6 +69,8 @@ def backend_runner(backend: str, source: bytes) -> Runner:
     exercise = load_lesson(SEED).exercise
     assert exercise is not None
     sandbox = _Recording(make_sandbox(backend, Settings.from_env().runtime_dir))
+    getattr(sandbox.inner, "start", lambda: None)()  # a pool starts with its worker, not the clock
+    atexit.register(getattr(sandbox.inner, "close", lambda: None))  # and its zygotes end with us
 
     def run() -> int:
         verdict = grade_source(exercise, source, sandbox)
@@ -79,10 +83,25 @@ def backend_runner(backend: str, source: bytes) -> Runner:
 def runners(source: bytes) -> dict[str, Runner]:
     """Return every mode this machine can run, by name; "plain" first."""
     root = Settings.from_env().runtime_dir
-    return {
+    modes = {
         "plain": plain_runner(root, source),
         "bwrap_cold": backend_runner("bwrap", source),
     }
+    if available("docker"):  # a daemon and the runner image (runtime/build-image.sh)
+        modes["docker_cold"] = backend_runner("docker", source)
+    if available("warm"):
+        modes["warm"] = backend_runner("warm", source)
+    return modes
+
+
+def available(backend: str) -> bool:
+    """Return whether a backend can run here: it builds and its check(), if any, passes."""
+    try:
+        sandbox = make_sandbox(backend, Settings.from_env().runtime_dir)
+        getattr(sandbox, "check", lambda: None)()
+    except GraderError:
+        return False
+    return True
 
 
 def throughput(run: Runner, total: int) -> float:

@@ -12,9 +12,12 @@ apt_packages=(
   "debootstrap:debootstrap"
   "setpriv:util-linux"
   "prlimit:util-linux"
+  "dockerd:docker.io"
   "/usr/bin/chromium:chromium"   # browser tests drive Debian's chromium via Playwright
   "node:nodejs"                  # the editor bundle's reproducibility test rebuilds it
   "npm:npm"
+  "redis-server:redis-server"    # the queue's broker; tests start private ones
+  "/usr/lib/postgresql/15/bin/initdb:postgresql"  # tests start private clusters
 )
 
 missing=()

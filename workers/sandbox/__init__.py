@@ -8,7 +8,7 @@ from core.errors import GraderError
 from core.runs import Sandbox
 from workers.sandbox.runtime import Runtime
 
-BACKENDS = ("bwrap",)
+BACKENDS = ("bwrap", "docker", "warm")
 
 
 def make_sandbox(backend: str, runtime_root: Path) -> Sandbox:
@@ -17,4 +17,12 @@ def make_sandbox(backend: str, runtime_root: Path) -> Sandbox:
         from workers.sandbox.bwrap import BwrapSandbox
 
         return BwrapSandbox(Runtime(runtime_root))
+    if backend == "docker":
+        from workers.sandbox.docker import DockerSandbox
+
+        return DockerSandbox()  # its image is built from the runtime tree by build-image.sh
+    if backend == "warm":
+        from workers.sandbox.warm import WarmSandbox
+
+        return WarmSandbox(Runtime(runtime_root))  # starts its zygotes on first use
     raise GraderError(f"unknown sandbox backend {backend!r} (choose from {', '.join(BACKENDS)})")

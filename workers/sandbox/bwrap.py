@@ -25,6 +25,7 @@ from core.errors import GraderError
 from core.runs import RunOutcome, RunRequest, RunResult
 from workers.sandbox import cgroups, scratch
 from workers.sandbox.capture import capture
+from workers.sandbox.outcomes import memory_error
 from workers.sandbox.runtime import PYTHON, Runtime
 
 _STATE = Path("/run/codeblanks")
@@ -44,6 +45,7 @@ class BwrapSandbox:
         self._bwrap = shutil.which("bwrap")
         self._setpriv = shutil.which("setpriv")
         self._prlimit = shutil.which("prlimit")
+        self._swept = False
 
     def check(self) -> None:
         """Raise GraderError saying what is missing when this backend cannot run here."""
@@ -66,11 +68,21 @@ class BwrapSandbox:
         if problem:
             raise GraderError(f"the bwrap sandbox cannot run here: {problem}")
 
+    def sweep(self) -> int:
+        """Remove what killed workers left (tmpfs, cgroups) in slots nobody holds; say how many."""
+        removed = 0
+        for uid in scratch.free_slots(self.locks_dir):
+            removed += scratch.sweep_slot(self.runs_dir, uid) + cgroups.sweep_slot(f"{uid}-")
+        return removed
+
     def run(self, request: RunRequest) -> RunResult:
         """Run the request in a fresh sandbox and return its output and how it ended."""
         self.check()
         self.runs_dir.mkdir(parents=True, exist_ok=True)
         os.chmod(self.runs_dir, 0o711)  # the run's uid must reach its own dir, and list none
+        if not self._swept:
+            self._swept = True
+            self.sweep()
         with scratch.uid_slot(self.locks_dir) as uid:
             scratch.sweep_slot(self.runs_dir, uid)
             cgroups.sweep_slot(f"{uid}-")
@@ -108,6 +120,7 @@ class BwrapSandbox:
                 close_fds=True,
                 pass_fds=(info_write,),
                 start_new_session=True,
+                cwd="/",  # the shell exports PWD, which the run can read in /proc/1/environ
             )
         except OSError as exc:
             os.close(info_read)
@@ -144,7 +157,7 @@ class BwrapSandbox:
 
         def result(outcome: RunOutcome, reason: str = "") -> RunResult:
             exit_code = None if outcome is not RunOutcome.EXITED else code
-            sig = code - 128 if code is not None and code > 128 else None
+            sig = _signal_of(code)
             return RunResult(
                 outcome,
                 stdout,
@@ -159,8 +172,8 @@ class BwrapSandbox:
 
         if out.over_budget:
             return result(RunOutcome.OUTPUT_LIMIT)
-        signalled = code - 128 if code > 128 else None
-        if usage.oom_killed or _memory_error(code, stderr):
+        signalled = _signal_of(code)
+        if usage.oom_killed or memory_error(code, stderr):
             return result(RunOutcome.MEMORY_LIMIT)
         cpu_out = usage.cpu_s >= limits.time_s or signalled == signal.SIGXCPU
         if out.timed_out or cpu_out:
@@ -202,6 +215,7 @@ class BwrapSandbox:
             "--bind", str(space.path / "work"), "/work",
             "--bind", str(space.path / "tmp"), "/tmp",
             "--bind", str(space.path / "shm"), "/dev/shm",
+            "--remount-ro", "/dev",  # else /dev is a tmpfs outside the run's disk and inode limits
             "--chdir", "/work", "--clearenv",
             "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", "/work",
             "--setenv", "TMPDIR", "/tmp", "--setenv", "LANG", "C.UTF-8",
@@ -220,8 +234,8 @@ def _kill(proc: subprocess.Popen[bytes], group: cgroups.RunCgroup) -> None:
     group.kill_all()
 
 
-def _memory_error(code: int, stderr: bytes) -> bool:
-    if code == 0:
-        return False
-    tail = stderr.rstrip().rsplit(b"\n", 1)[-1]
-    return tail.startswith(b"MemoryError") or b"numpy.core._exceptions._ArrayMemoryError" in tail
+def _signal_of(code: int | None) -> int | None:
+    """Return the signal that ended the program, from bwrap's 128 + N convention."""
+    if code is not None and 128 < code <= 128 + signal.SIGRTMAX:
+        return code - 128
+    return None

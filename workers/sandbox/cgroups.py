@@ -71,6 +71,15 @@ class RunCgroup:
             _write(cpu / "cpu.cfs_period_us", 100_000, optional=True)
             _write(cpu / "cpu.cfs_quota_us", quota, optional=True)
 
+    def relimit(self, memory_bytes: int, pids: int) -> None:
+        """Change the memory and process limits of a live cgroup (a warm run's, made early)."""
+        growing = memory_bytes > self._memory_bytes
+        self._memory_bytes, self._pids = memory_bytes, pids
+        memory = self.dirs.get("all") or self.dirs["memory"]
+        if not self.v2 and growing:  # v1: memory may never exceed memory+swap, so raise that first
+            _write(memory / "memory.memsw.limit_in_bytes", memory_bytes, optional=True)
+        self._set_limits()
+
     @property
     def procs_files(self) -> list[str]:
         """Return the cgroup.procs files that the run's first process must join."""
@@ -92,6 +101,13 @@ class RunCgroup:
         acct = self.dirs.get("cpuacct") or self.dirs.get("cpu")
         cpu_ns = _read_int(acct / "cpuacct.usage") if acct else 0
         return Usage(peak, oom, cpu_ns / 1e9)
+
+    def signal_all(self) -> None:
+        """SIGKILL every process now in the cgroup, once, without waiting (see kill_all)."""
+        procs = self.dirs.get("all") or self.dirs["pids"]
+        for pid in _read_pids(procs / "cgroup.procs"):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
     def kill_all(self, deadline_s: float = 2.0) -> bool:
         """SIGKILL every process in the run's cgroup until none is left; return success."""

@@ -65,12 +65,12 @@ class Scratch:
 
 
 @contextlib.contextmanager
-def uid_slot(lock_dir: Path) -> Iterator[int]:
+def uid_slot(lock_dir: Path, first_uid: int = FIRST_UID) -> Iterator[int]:
     """Hold one uid of the slot range for the duration of a run (an flock per uid)."""
     lock_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     start = os.getpid() % SLOTS
     for offset in range(SLOTS):
-        uid = FIRST_UID + (start + offset) % SLOTS
+        uid = first_uid + (start + offset) % SLOTS
         fd = os.open(lock_dir / f"{uid}.lock", os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -83,6 +83,26 @@ def uid_slot(lock_dir: Path) -> Iterator[int]:
             os.close(fd)
         return
     raise GraderError(f"all {SLOTS} sandbox uids are busy")
+
+
+def free_slots(lock_dir: Path, first_uid: int = FIRST_UID) -> Iterator[int]:
+    """Yield each uid of the range that no run holds now, holding its lock while yielded."""
+    if not lock_dir.is_dir():
+        return
+    for uid in range(first_uid, first_uid + SLOTS):
+        path = lock_dir / f"{uid}.lock"
+        if not path.exists():
+            continue
+        fd = os.open(path, os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            continue
+        try:
+            yield uid
+        finally:
+            os.close(fd)
 
 
 def sweep_slot(runs_dir: Path, uid: int) -> int:

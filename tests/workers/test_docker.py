@@ -1,0 +1,123 @@
+"""The docker backend on its own: the seed, stdin, hardening, isolation between runs, clean-up."""
+
+import subprocess
+import textwrap
+import threading
+import time
+
+import pytest
+
+from core.errors import GraderError
+from core.grading import grade_source
+from core.runs import Limits, RunOutcome, RunRequest, RunStatus
+from workers.sandbox.docker import DEADLINE_LABEL, FIRST_UID, NAME_PREFIX, DockerSandbox
+
+pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("docker_daemon")]
+
+
+@pytest.fixture(scope="module")
+def docker() -> DockerSandbox:
+    """The docker backend on the runner image; fails if the daemon or the image is missing."""
+    sandbox = DockerSandbox()
+    sandbox.check()
+    return sandbox
+
+
+def run(sandbox, source, stdin=b"", **limits):
+    """Run a dedented source as main.py with the given limits."""
+    files = {"main.py": textwrap.dedent(source).encode()}
+    return sandbox.run(RunRequest(files, "main.py", Limits(**limits), stdin=stdin))
+
+
+def test_seed_solution_passes(docker, catalog):
+    seed = catalog.lesson("expert/what-is-attention").exercise
+    verdict = grade_source(seed, seed.solution["model.py"].encode(), docker)
+    assert verdict.status is RunStatus.PASSED, verdict.feedback
+    assert verdict.stdout == "[0.787 0.107 0.107]\n[0.893 0.213]\nTrue\n"
+
+
+def test_stdin_and_files_in_subdirectories_arrive(docker):
+    request = RunRequest(
+        {"main.py": b"import data.x\nprint(input()[::-1], data.x.V)\n", "data/x.py": b"V = 7\n"},
+        "main.py",
+        stdin=b"abc\n",
+    )
+    result = docker.run(request)
+    assert (result.outcome, result.stdout, result.exit_code) == (RunOutcome.EXITED, b"cba 7\n", 0)
+
+
+def test_unread_stdin_does_not_block_the_output(docker):
+    result = run(docker, "print('x' * 100_000)\n", stdin=b"y" * 2**21, output_kb=256)
+    assert result.outcome is RunOutcome.EXITED and len(result.stdout) == 100_001
+
+
+def test_a_file_name_outside_the_work_dir_is_refused(docker):
+    with pytest.raises(GraderError, match="outside the work dir"):
+        docker.run(RunRequest({"../x.py": b"", "main.py": b""}, "main.py"))
+
+
+def test_the_run_is_unprivileged_and_isolated(docker):
+    source = """
+        import os
+        status = dict(line.split(":\\t") for line in open("/proc/self/status").read().splitlines())
+        print(os.getuid(), os.getgid(), status["CapEff"], status["NoNewPrivs"], status["Seccomp"])
+        mounts = {m.split()[1]: m.split()[3] for m in open("/proc/self/mounts")}
+        bounded = ["nr_inodes" in mounts[m] for m in ("/work", "/tmp", "/dev/shm")]
+        print(mounts["/"].split(",")[0], *bounded)
+        print(sorted(os.environ))
+    """
+    result = run(docker, source)
+    ids, root, env = result.stdout.decode().splitlines()
+    uid, gid, caps, no_new_privs, seccomp = ids.split()
+    assert int(uid) == int(gid) >= FIRST_UID
+    assert (caps, no_new_privs, seccomp) == ("0000000000000000", "1", "2")
+    assert root == "ro True True True"
+    assert env == str(
+        ["HOME", "HOSTNAME", "LANG", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "PATH", "TMPDIR"]
+    )
+
+
+def test_a_fork_bomb_does_not_stop_a_concurrent_run(docker):
+    # RLIMIT_NPROC counts a uid's processes across the host: with one shared uid, a bomb at
+    # its limit kept every other container from starting ("tini: fork failed")
+    source = (
+        "import os, time\nwhile True:\n    try: os.fork()\n    except OSError: time.sleep(0.01)\n"
+    )
+    bomb = threading.Thread(target=run, args=(docker, source), kwargs={"time_s": 4})
+    bomb.start()
+    time.sleep(1.5)
+    result = run(docker, "import subprocess\nprint(subprocess.run(['true']).returncode)\n")
+    bomb.join()
+    assert result.stdout == b"0\n", result.stderr
+
+
+def test_concurrent_runs_are_independent(docker):
+    results = []
+    threads = [
+        threading.Thread(target=lambda i=i: results.append(run(docker, f"print({i})\n")))
+        for i in range(4)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(r.stdout for r in results) == [b"0\n", b"1\n", b"2\n", b"3\n"]
+
+
+def test_sweep_removes_run_containers_past_their_deadline(docker):
+    name = f"{NAME_PREFIX}stale-{time.monotonic_ns()}"
+    subprocess.run(
+        ["docker", "create", "--name", name, "--label", f"{DEADLINE_LABEL}=1",
+         "--network", "none", docker.image],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    assert docker.sweep() >= 1
+    listed = subprocess.run(
+        ["docker", "ps", "-aq", "--filter", f"name={name}"], capture_output=True
+    )
+    assert listed.stdout == b""
+
+
+def test_a_missing_image_is_a_grader_error_that_says_how_to_build_it():
+    with pytest.raises(GraderError, match="build-image.sh"):
+        DockerSandbox(image="codeblanks-runner:does-not-exist").check()

@@ -1,0 +1,232 @@
+"""Every hostile submission on every backend: a safe verdict in time, and nothing left behind.
+
+To test another backend, add its name to BACKENDS_UNDER_TEST (and, if it needs a service
+started first, the session fixture that starts it to SETUP). A backend that cannot run here
+fails the suite: it is never skipped.
+"""
+
+import dataclasses
+import json
+import os
+import re
+import secrets
+import shutil
+import socket
+import string
+import subprocess
+import tempfile
+import textwrap
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from core.errors import GraderError
+from core.grading import grade_source
+from core.runs import Limits, RunRequest, RunStatus, Sandbox
+from service.settings import Settings
+from tests.conftest import SEED, sandbox_leftovers, warm_leftovers
+from tests.workers.hostile import Case, all_cases
+from workers.sandbox import docker as docker_backend
+from workers.sandbox import make_sandbox
+from workers.sandbox.bwrap import BwrapSandbox
+from workers.sandbox.runtime import Runtime
+
+BACKENDS_UNDER_TEST = ["bwrap", "docker", "warm"]
+SETUP = {"docker": "docker_daemon"}
+MARKS = {"bwrap": [pytest.mark.bwrap], "docker": [pytest.mark.docker], "warm": [pytest.mark.bwrap]}
+LIMITS = Limits(time_s=2, memory_mb=128)
+TIME_SLACK_S = 1.5
+SOLUTION = (SEED / "solution" / "model.py").read_bytes()
+
+
+@pytest.fixture(
+    scope="session",
+    params=[pytest.param(b, marks=MARKS.get(b, [])) for b in BACKENDS_UNDER_TEST],
+)
+def sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
+    """The backend under test, built as the worker builds it; fails if it cannot run here."""
+    name = request.param
+    if name in SETUP:
+        request.getfixturevalue(SETUP[name])
+    try:
+        box = make_sandbox(name, Settings.from_env().runtime_dir)
+        getattr(box, "check", lambda: None)()
+    except GraderError as exc:
+        pytest.fail(f"the {name} sandbox backend is not available: {exc}")
+    yield box
+    getattr(box, "close", lambda: None)()
+
+
+@pytest.fixture
+def seed(catalog):
+    """The seed exercise, with the suite's small limits."""
+    exercise = catalog.lesson("expert/what-is-attention").exercise
+    return dataclasses.replace(exercise, limits=LIMITS)
+
+
+@dataclasses.dataclass
+class Host:
+    """What the host holds during one case: planted secrets, markers, and listeners."""
+
+    root: Path
+    token: str
+    listeners: list[socket.socket]
+
+    @property
+    def places(self) -> dict[str, str]:
+        """Return the placeholder values of the cases' sources."""
+        return {
+            "PORT": str(self.listeners[0].getsockname()[1]),
+            "MARKER": str(self.root / "drop" / "marker"),
+            "HOST_TMP": f"/tmp/codeblanks-hostile-{self.token[-8:]}",
+            "INSTANCE": str(self.root / "instance"),
+            "LESSON": str(SEED),
+        }
+
+    def fill(self, text: str) -> str:
+        """Return the text with its $PLACEHOLDERS filled in."""
+        return string.Template(text).safe_substitute(self.places)
+
+    def problems(self) -> list[str]:
+        """Return every sign that the run reached the host."""
+        found = []
+        for listener in self.listeners:
+            try:
+                peer = listener.accept()[1]
+                found.append(f"connection from {peer} to {listener.getsockname()}")
+            except BlockingIOError:
+                pass
+        for key in ("MARKER", "HOST_TMP"):
+            if os.path.lexists(self.places[key]):
+                found.append(f"file left on the host: {self.places[key]}")
+        if (SEED / "pwned").exists():
+            found.append("file written into the lesson dir")
+        return found
+
+
+@pytest.fixture
+def host(monkeypatch: pytest.MonkeyPatch) -> Iterator[Host]:
+    """Plant secrets where a leaky sandbox could read them; open listeners on loopback."""
+    token = f"CB-SECRET-{secrets.token_hex(8)}"
+    root = Path(tempfile.mkdtemp(prefix="codeblanks-hostile-"))
+    root.chmod(0o755)  # only the sandbox, not file modes, may keep the run out
+    (root / "drop").mkdir(mode=0o777)
+    (root / "drop").chmod(0o777)
+    instance = root / "instance"
+    (instance / "submissions" / "41").mkdir(parents=True)
+    for name in ("lti-private-key.pem", "codeblanks.db", "config.env", "submissions/41/model.py"):
+        (instance / name).write_text(f"{token}\n")
+        (instance / name).chmod(0o644)
+    for directory in (instance, instance / "submissions", instance / "submissions" / "41"):
+        directory.chmod(0o755)
+    monkeypatch.setenv("CODEBLANKS_HOSTILE_SECRET", token)
+    listeners = [socket.create_server(("127.0.0.1", 0))]
+    try:
+        listeners.append(socket.create_server(("127.0.0.1", 6379)))
+    except OSError:
+        pass  # a real Redis holds the port; the run must not reach it either
+    for listener in listeners:
+        listener.setblocking(False)
+    lesson_before = _snapshot(SEED)
+    yield Host(root, token, listeners)
+    for listener in listeners:
+        listener.close()
+    shutil.rmtree(root, ignore_errors=True)
+    Path(f"/tmp/codeblanks-hostile-{token[-8:]}").unlink(missing_ok=True)
+    (SEED / "pwned").unlink(missing_ok=True)
+    assert _snapshot(SEED) == lesson_before, "the lesson dir changed"
+
+
+def _snapshot(directory: Path) -> dict[str, tuple[int, int]]:
+    return {str(p): (p.stat().st_size, p.stat().st_mtime_ns) for p in directory.rglob("*")}
+
+
+def bwrap_leftovers() -> list[str]:
+    """Return what bwrap runs left: processes of the slot uids, cgroups, mounts, scratch dirs."""
+    return sandbox_leftovers(BwrapSandbox(Runtime(Settings.from_env().runtime_dir)))
+
+
+def docker_leftovers() -> list[str]:
+    """Return what docker runs left: run containers, and processes of the run uids."""
+    names = subprocess.run(
+        ["docker", "ps", "-a", "--filter", f"name={docker_backend.NAME_PREFIX}",
+         "--format", "{{.Names}}"],
+        capture_output=True, text=True, timeout=30,
+    )  # fmt: skip
+    found = [f"container {n}" for n in names.stdout.split()]
+    ps = subprocess.run(["ps", "-eo", "uid=,pid=,stat=,args="], capture_output=True, text=True)
+    first = docker_backend.FIRST_UID
+    for line in ps.stdout.splitlines():
+        uid, _, stat = line.split()[:3]
+        if first <= int(uid) < first + docker_backend.UIDS and not stat.startswith("Z"):
+            found.append(f"process {line.strip()}")
+    return found
+
+
+# checked after every case of that backend; a backend not listed gets every check
+LEFTOVERS = {"bwrap": [bwrap_leftovers], "docker": [docker_leftovers], "warm": [warm_leftovers]}
+
+
+def leftovers(backend: str) -> list[str]:
+    """Return what the backend's runs left on the host."""
+    checks = LEFTOVERS.get(backend, [bwrap_leftovers, docker_leftovers])
+    return [item for check in checks for item in check()]
+
+
+def _victim(sandbox: Sandbox, token: str) -> threading.Thread:
+    """Start another submission that holds the secret token in its source and its memory."""
+    source = f"SECRET = {token!r}\nimport time\ntime.sleep(1.5)\n".encode()
+    request = RunRequest({"model.py": source}, "model.py", LIMITS)
+    thread = threading.Thread(target=sandbox.run, args=(request,))
+    thread.start()
+    return thread
+
+
+CASES = all_cases()
+
+
+@pytest.mark.parametrize("case", CASES, ids=[re.sub(r"\W+", "-", c.id).strip("-") for c in CASES])
+def test_hostile_submission_is_contained(sandbox, seed, host, case: Case, request):
+    backend = request.node.callspec.params["sandbox"]
+    # what was there before (another test session's runs, a warm pool) is not this case's
+    before = set(leftovers(backend))
+    source = host.fill(textwrap.dedent(case.prelude) + textwrap.dedent(case.source))
+    victim = _victim(sandbox, host.token) if case.victim else None
+    started = time.monotonic()
+    verdict = grade_source(seed, source.encode(), sandbox)
+    elapsed = time.monotonic() - started
+    if victim is not None:
+        victim.join()
+    print(f"VERDICT {request.node.callspec.id}: {verdict.status.value} {elapsed:.2f} s")
+    shown = (
+        f"{case.id}: {verdict.status.value} in {elapsed:.2f} s, exit {verdict.exit_code}\n"
+        f"stdout: {verdict.stdout[:1500]!r}\nstderr: {verdict.stderr[-1500:]!r}"
+    )
+    assert verdict.status in case.verdicts, shown
+    if case.timed:
+        assert elapsed < LIMITS.time_s + TIME_SLACK_S, shown
+    printed = verdict.stdout + verdict.stderr
+    for word in (host.token, *(host.fill(w) for w in case.forbid)):
+        assert word not in printed, shown
+    for word in case.require:
+        assert host.fill(word) in verdict.stdout, shown
+    assert case.check(verdict), shown
+    budget = LIMITS.output_kb * 1024
+    assert len(verdict.stdout) <= budget and len(verdict.stderr) <= budget
+    json.dumps(verdict.as_json("hostile"), ensure_ascii=False).encode()  # no lone surrogate
+
+    for _ in range(30):  # killed processes take a moment to leave the process table
+        if not set(leftovers(backend)) - before:
+            break
+        time.sleep(0.1)
+    assert sorted(set(leftovers(backend)) - before) == []
+    assert host.problems() == []
+    if case.after is not None:
+        probe = RunRequest({"model.py": textwrap.dedent(case.after).encode()}, "model.py", LIMITS)
+        result = sandbox.run(probe)
+        assert result.stdout == b"CLEAN\n", (result.stdout, result.stderr[-1500:])
+    follow_up = grade_source(seed, SOLUTION, sandbox)
+    assert follow_up.status is RunStatus.PASSED, follow_up.feedback

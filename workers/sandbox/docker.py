@@ -1,0 +1,266 @@
+"""The `docker` backend: one fresh container per run from the runner image, via the docker CLI.
+
+A run, from outside in:
+  `docker run -i` of the runner image (runtime/build-image.sh): no network, a read-only root,
+  size- and inode-bounded tmpfs /work, /tmp and /dev/shm, memory = memory+swap, a pids limit,
+  one CPU, rlimits, no capabilities, no-new-privileges, tini as pid 1, and a uid of its own
+  (never a shared one: RLIMIT_NPROC counts every process of a uid on the host, so a fork bomb
+  under a shared uid would stop every other run from starting);
+  its first program, docker_entry.py, reads the files from stdin into /work, says STARTED and
+  execs the program. The wall clock starts at STARTED, so container start-up is not charged.
+No --rm: the daemon would remove the container before its OOMKilled flag could be read, so the
+container is inspected, then force-removed, whatever happened. Only this module talks to Docker.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import math
+import os
+import secrets
+import selectors
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path, PurePosixPath
+from typing import IO
+
+from core.errors import GraderError
+from core.runs import RunOutcome, RunRequest, RunResult
+from workers.sandbox import docker_entry
+from workers.sandbox.capture import capture
+from workers.sandbox.outcomes import memory_error
+
+DEFAULT_IMAGE = "codeblanks-runner:latest"
+NAME_PREFIX = "codeblanks-run-"
+DEADLINE_LABEL = "org.codeblanks.deadline"  # wall-clock time after which a sweep may remove it
+FIRST_UID = 1_000_000_000  # far above host users, bwrap's slots and the usual subuid ranges
+UIDS = 1 << 20  # random per run: two concurrent runs share a uid once in ~a million
+_ENTRY = Path(docker_entry.__file__).read_text()
+_START_TIMEOUT_S = 30.0  # a busy daemon can take seconds to start a container
+_WALL_GRACE_S = 0.5  # as bwrap: interpreter and numpy start-up count against the run
+_CLI_TIMEOUT_S = 30.0
+_DATA_LIMIT = 2048 * 2**20  # per process, like bwrap's address-space limit (no "as" ulimit)
+_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin"}  # the CLI gets nothing of the worker's env
+
+
+class DockerSandbox:
+    """Runs each request in a new container of the runner image."""
+
+    def __init__(self, image: str = DEFAULT_IMAGE) -> None:
+        self.image = image
+        self._docker = shutil.which("docker", path=_ENV["PATH"])
+        self._checked = False
+
+    def check(self) -> None:
+        """Raise GraderError saying what is missing when the daemon or the image is not there."""
+        if self._checked:
+            return
+        if self._docker is None:
+            raise GraderError("the docker sandbox needs the docker CLI (apt-get install docker.io)")
+        probe = self._cli("image", "inspect", "--format", "{{.Id}}", self.image, check=False)
+        if probe.returncode != 0:
+            why = probe.stderr.decode(errors="replace").strip()[:300]
+            raise GraderError(
+                f"the docker sandbox cannot use image {self.image}: {why} (is dockerd running? "
+                "build the image with runtime/build-image.sh)"
+            )
+        self.sweep()
+        self._checked = True
+
+    def sweep(self) -> int:
+        """Force-remove run containers past their deadline (left by a worker that died)."""
+        listing = self._cli(
+            "ps", "-a", "--filter", f"label={DEADLINE_LABEL}",
+            "--format", f'{{{{.Names}}}} {{{{.Label "{DEADLINE_LABEL}"}}}}',
+        )  # fmt: skip
+        stale = []
+        for line in listing.stdout.decode().splitlines():
+            name, _, deadline = line.partition(" ")
+            if name.startswith(NAME_PREFIX) and float(deadline or 0) < time.time():
+                stale.append(name)
+        if stale:
+            self._cli("rm", "-f", *stale, check=False)
+        return len(stale)
+
+    def run(self, request: RunRequest) -> RunResult:
+        """Run the request in a new container and return its output and how it ended."""
+        self.check()
+        payload = _payload(request)
+        name = NAME_PREFIX + secrets.token_hex(8)
+        uid = FIRST_UID + secrets.randbelow(UIDS)
+        try:
+            proc = subprocess.Popen(
+                self._argv(request, name, uid),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=_ENV,
+                close_fds=True,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise GraderError(f"cannot start docker: {exc}") from exc
+        # a program that never reads its stdin must not block the capture of its output
+        writer = threading.Thread(target=_feed, args=(proc.stdin, payload), daemon=True)
+        writer.start()
+        try:
+            return self._follow(request, name, proc)
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+            writer.join(timeout=_CLI_TIMEOUT_S)
+            for pipe in (proc.stdin, proc.stdout, proc.stderr):
+                if pipe is not None:
+                    pipe.close()
+            self._cli("rm", "-f", name, check=False)
+
+    def _follow(self, request: RunRequest, name: str, proc: subprocess.Popen[bytes]) -> RunResult:
+        assert proc.stdout is not None and proc.stderr is not None
+        limits = request.limits
+        if not _await_start(proc.stdout, time.monotonic() + _START_TIMEOUT_S):
+            self._stop(name, proc)
+            why = proc.stderr.read().decode(errors="replace").strip()[:500]
+            raise GraderError(f"the docker sandbox did not start: {why or proc.returncode}")
+        started = time.monotonic()
+        deadline = started + limits.time_s + _WALL_GRACE_S
+        budget = limits.output_kb * 1024
+        out = capture(proc.stdout, proc.stderr, budget, deadline)
+        if out.timed_out or out.over_budget:
+            self._stop(name, proc)
+        try:
+            proc.wait(timeout=max(0.0, deadline - time.monotonic()) + 0.2)
+        except subprocess.TimeoutExpired:
+            out.timed_out = True  # it closed its output but kept running
+            self._stop(name, proc)
+        duration_ms = int((time.monotonic() - started) * 1000)
+        oom_killed, code = self._state(name)
+        stdout, stderr = bytes(out.stdout[:budget]), bytes(out.stderr[:budget])
+
+        def result(outcome: RunOutcome) -> RunResult:
+            return RunResult(
+                outcome,
+                stdout,
+                stderr,
+                code if outcome is RunOutcome.EXITED else None,
+                code - 128 if code > 128 else None,  # tini reports a signal as 128 + number
+                duration_ms,
+            )
+
+        if out.over_budget:
+            return result(RunOutcome.OUTPUT_LIMIT)
+        if oom_killed or memory_error(code, stderr):
+            return result(RunOutcome.MEMORY_LIMIT)
+        if out.timed_out or code - 128 == signal.SIGXCPU:
+            return result(RunOutcome.TIMEOUT)
+        return result(RunOutcome.EXITED)
+
+    def _stop(self, name: str, proc: subprocess.Popen[bytes]) -> None:
+        """Kill the container; the CLI goes first, or its unread output would stall the kill."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        # the daemon records OOMKilled only when the container stops, so stop it before
+        # reading its state (run() removes it afterwards)
+        self._cli("kill", name, check=False)
+
+    def _state(self, name: str) -> tuple[bool, int]:
+        """Return the stopped container's OOMKilled flag and exit code, as the daemon saw them."""
+        shown = self._cli(
+            "inspect", "--type", "container",
+            "--format", "{{json .State.OOMKilled}} {{json .State.ExitCode}}", name,
+        )  # fmt: skip
+        oom, _, code = shown.stdout.decode().strip().partition(" ")
+        return oom == "true", int(code)
+
+    def _argv(self, request: RunRequest, name: str, uid: int) -> list[str]:
+        limits = request.limits
+        assert self._docker is not None
+        cpu = math.ceil(limits.time_s)
+        tmpfs = f"size={limits.disk_mb}m,nr_inodes={limits.files},mode=0700,uid={uid},gid={uid}"
+        memory = f"{limits.memory_mb}m"
+        fsize = limits.file_mb * 2**20
+        lifetime = _START_TIMEOUT_S + limits.time_s + _WALL_GRACE_S + 2 * _CLI_TIMEOUT_S
+        # fmt: off
+        return [
+            self._docker, "run", "-i", "--name", name, "--pull", "never",
+            "--label", f"{DEADLINE_LABEL}={time.time() + lifetime:.0f}",
+            "--log-driver", "none",  # output reaches us through the attach stream only
+            "--network", "none", "--read-only", "--init", "--hostname", "sandbox",
+            "--ipc", "private",
+            "--user", f"{uid}:{uid}", "--workdir", "/work",
+            "--tmpfs", f"/work:{tmpfs}", "--tmpfs", f"/tmp:{tmpfs}",
+            "--tmpfs", f"/dev/shm:{tmpfs}",
+            "--memory", memory, "--memory-swap", memory,
+            "--pids-limit", str(limits.processes), "--cpus", "1",
+            "--ulimit", f"cpu={cpu}:{cpu + 1}", "--ulimit", f"fsize={fsize}:{fsize}",
+            "--ulimit", "nofile=64:64", "--ulimit", f"nproc={limits.processes}:{limits.processes}",
+            "--ulimit", "core=0:0", "--ulimit", f"data={_DATA_LIMIT}:{_DATA_LIMIT}",
+            "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
+            "--env", "PATH=/usr/bin:/bin", "--env", "HOME=/work", "--env", "TMPDIR=/tmp",
+            "--env", "LANG=C.UTF-8", "--env", "OPENBLAS_NUM_THREADS=1",
+            "--env", "OMP_NUM_THREADS=1",
+            self.image, docker_entry.PYTHON, "-I", "-S", "-c", _ENTRY,
+        ]
+        # fmt: on
+
+    def _cli(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
+        assert self._docker is not None
+        try:
+            done = subprocess.run(
+                [self._docker, *args], capture_output=True, env=_ENV, timeout=_CLI_TIMEOUT_S
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise GraderError(f"docker {args[0]} failed: {exc}") from exc
+        if check and done.returncode != 0:
+            why = done.stderr.decode(errors="replace").strip()[:300]
+            raise GraderError(f"docker {args[0]} failed: {why}")
+        return done
+
+
+def _payload(request: RunRequest) -> bytes:
+    """Encode the files and the entrypoint as docker_entry.py reads them, then the stdin."""
+    for name in request.files:
+        rel = PurePosixPath(name)
+        if rel.is_absolute() or ".." in rel.parts or not rel.parts:
+            raise GraderError(f"refusing a file name outside the work dir: {name!r}")
+    files = {name: base64.b64encode(data).decode() for name, data in request.files.items()}
+    header = json.dumps({"files": files, "entrypoint": request.entrypoint}).encode()
+    return b"%d\n" % len(header) + header + request.stdin
+
+
+def _feed(pipe: IO[bytes], payload: bytes) -> None:
+    """Write the payload to the CLI's stdin and close it; a program may exit without reading."""
+    try:
+        pipe.write(payload)
+        pipe.close()
+    except (ValueError, OSError):  # a broken pipe: the program ended without reading
+        pass
+
+
+def _await_start(stdout: IO[bytes], deadline: float) -> bool:
+    """Read exactly the STARTED marker from the container's stdout; False if it never came."""
+    fd = stdout.fileno()
+    os.set_blocking(fd, False)
+    seen = b""
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        while len(seen) < len(docker_entry.STARTED):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not selector.select(timeout=remaining):
+                return False
+            try:
+                chunk = os.read(fd, len(docker_entry.STARTED) - len(seen))
+            except BlockingIOError:
+                continue
+            if not chunk:
+                return False
+            seen += chunk
+    if seen != docker_entry.STARTED:
+        raise GraderError("the docker sandbox's entry did not say it started")
+    return True

@@ -1,0 +1,304 @@
+"""The `warm` backend: a pool of zygotes with Python and numpy loaded, one run = one fork.
+
+Each slot has a uid of its own, a zygote and, between runs, the next
+run already prepared: its own pid/mount/ipc/net namespaces, a fresh tmpfs, its own /proc, its
+own cgroup, and a program process in its own user namespace, without capabilities and under
+the seccomp filter, waiting for code. A run sends the code there, reads the output, and kills
+the cgroup; the slot's keeper thread then prepares the next one. A run that misbehaved (time,
+memory or output limit, a signal, anything unexpected) costs the slot its zygote: the keeper
+replaces it in the background, and the other slots go on serving. See slot.py and zygote/.
+
+start() starts every slot (one per core by default); without it, the pool starts one slot on
+first use and adds one whenever a run has to wait while every slot is running, so a process
+that runs one submission at a time (a prefork worker) keeps a single zygote.
+
+If no zygote can start (three failures in a row on every slot), runs go to the cold `bwrap`
+backend, with the reason logged, until a slot recovers (the keepers keep trying).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import signal
+import threading
+import time
+import weakref
+from pathlib import Path
+from types import TracebackType
+
+from core.errors import GraderError
+from core.runs import Limits, RunOutcome, RunRequest, RunResult, Sandbox
+from workers.sandbox import cgroups, scratch
+from workers.sandbox.armed import Execution
+from workers.sandbox.outcomes import memory_error
+from workers.sandbox.runtime import Runtime
+from workers.sandbox.slot import ARMED_AHEAD, Slot, install_zygote, sweep_orphans
+
+log = logging.getLogger(__name__)
+
+_STATE = Path("/run/codeblanks")
+FIRST_UID = 62000  # apart from bwrap's per-run uids: a warm slot keeps its uid for its life
+_ACQUIRE_TIMEOUT_S = 120.0
+_MAX_FAILURES = 3  # on every slot, in a row: then runs go cold until a slot recovers
+_MAX_BACKOFF_S = 30.0
+
+
+class _Keeper:
+    """A slot and the thread that (re)starts and arms it while no run holds it."""
+
+    def __init__(self, slot: Slot) -> None:
+        self.slot = slot
+        self.todo: str | None = "start"  # "start", "arm", or None while ready or running
+        self.busy = False  # a run holds the slot
+        self.restart = False  # being retired: the run that holds it must not put it back
+        self.failures = 0
+        self.error = ""
+        self.thread: threading.Thread | None = None
+
+
+class WarmSandbox:
+    """Runs requests in pre-started sandboxes; thread-safe, one run per slot at a time."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        slots: int | None = None,
+        state_dir: Path = _STATE,
+        fallback: Sandbox | None = None,
+    ) -> None:
+        self.runtime = runtime
+        self.size = slots or os.cpu_count() or 1
+        self.state_dir = state_dir / "warm"
+        self._fallback = fallback
+        self._cond = threading.Condition()
+        self._keepers: list[_Keeper] = []
+        self._ready: list[_Keeper] = []
+        self._stop = threading.Event()
+        self._uids = contextlib.ExitStack()
+        self._code: Path | None = None  # the installed zygote package
+        self._closed = False
+        self._broken: str | None = None
+        self._limits = Limits()  # the next run is armed for the last run's limits
+        self._finalizer = weakref.finalize(self, _discard_all, self._keepers, self._stop)
+
+    def check(self) -> None:
+        """Raise GraderError saying what is missing when this backend cannot run here."""
+        self.runtime.check()
+        if shutil.which("bwrap") is None:
+            raise GraderError("the warm sandbox needs bwrap (apt-get install bubblewrap)")
+        problem = cgroups.available()
+        if problem:
+            raise GraderError(f"the warm sandbox cannot run here: {problem}")
+
+    def start(self) -> None:
+        """Start every slot's zygote in the background (without it, run() starts them lazily)."""
+        with self._cond:
+            while not self._closed and self._broken is None and len(self._keepers) < self.size:
+                self._grow()
+
+    def _grow(self) -> None:
+        """Add one slot and its keeper thread; call holding the lock."""
+        try:
+            if self._code is None:
+                self.check()
+                self.state_dir.mkdir(parents=True, exist_ok=True, mode=0o711)
+                self._code = install_zygote(self.state_dir)
+                sweep_orphans(self.state_dir / "slots", FIRST_UID)
+            locks = self.state_dir / "slots"
+            uid = self._uids.enter_context(scratch.uid_slot(locks, FIRST_UID))
+        except (GraderError, OSError) as exc:
+            if not self._keepers:
+                self._broken = str(exc)
+                log.error("the warm pool cannot start (%s); runs go cold", exc)
+            self.size = len(self._keepers)  # no more uids (or none at all): stay this size
+            return
+        keeper = _Keeper(Slot(self.runtime, uid, self._code, self.state_dir / f"{uid}.log"))
+        keeper.thread = threading.Thread(
+            target=self._keep, args=(keeper,), name=f"warm-{uid}", daemon=True
+        )
+        self._keepers.append(keeper)
+        keeper.thread.start()
+
+    def run(self, request: RunRequest) -> RunResult:
+        """Run the request in a warm slot (waiting for one if all are busy)."""
+        keeper = self._acquire()
+        if keeper is None:
+            return self._run_cold(request)
+        healthy = False
+        try:
+            execution = keeper.slot.execute(request)
+            result, healthy = _result(request.limits, execution)
+            return result
+        except OSError as exc:
+            raise GraderError(f"the warm sandbox failed: {exc}") from exc
+        finally:
+            with self._cond:
+                self._limits = request.limits
+                keeper.busy = False
+                if healthy and keeper.slot.alive and not keeper.restart:
+                    keeper.todo = keeper.todo or "arm"  # top up what this run used
+                    if keeper.slot.armed:
+                        self._ready.append(keeper)  # the next run is armed already
+                else:
+                    keeper.todo = "start"
+                self._cond.notify_all()
+
+    def close(self) -> None:
+        """Kill every zygote and armed run, and give the slots' uids back."""
+        with self._cond:
+            self._closed = True
+            self._stop.set()
+            self._cond.notify_all()
+        for keeper in self._keepers:
+            if keeper.thread is not None:
+                keeper.thread.join(timeout=60)
+        self._finalizer()
+        self._uids.close()
+
+    def __enter__(self) -> WarmSandbox:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def slots(self) -> list[Slot]:
+        """Return the slots (for tests and diagnostics)."""
+        return [keeper.slot for keeper in self._keepers]
+
+    def _acquire(self) -> _Keeper | None:
+        ends = time.monotonic() + _ACQUIRE_TIMEOUT_S
+        with self._cond:
+            while True:
+                if self._closed:
+                    raise GraderError("the warm sandbox is closed")
+                if self._ready:
+                    keeper = self._ready.pop()
+                    keeper.busy = True
+                    return keeper
+                if self._broken is not None:
+                    return None
+                if len(self._keepers) < self.size and all(k.busy for k in self._keepers):
+                    self._grow()  # every slot is running a submission: this one needs another
+                    continue
+                remaining = ends - time.monotonic()
+                if remaining <= 0:
+                    raise GraderError(f"no warm slot was ready within {_ACQUIRE_TIMEOUT_S:g} s")
+                self._cond.wait(remaining)
+
+    def _run_cold(self, request: RunRequest) -> RunResult:
+        if self._fallback is None:
+            from workers.sandbox.bwrap import BwrapSandbox
+
+            self._fallback = BwrapSandbox(self.runtime)
+        return self._fallback.run(request)
+
+    def _keep(self, keeper: _Keeper) -> None:
+        """Start and arm one slot whenever it needs it, until the pool closes."""
+        while True:
+            with self._cond:
+                while keeper.todo is None and not self._closed:
+                    self._cond.wait()
+                if self._closed:
+                    while keeper.busy:  # a run in flight ends within its time limit
+                        self._cond.wait()
+                    break
+                todo, limits = keeper.todo, self._limits
+            try:
+                if todo == "start":
+                    keeper.slot.start(self._stop)
+                if keeper.slot.armed < ARMED_AHEAD:  # a run may have asked after we topped up
+                    keeper.slot.arm(limits)
+            except (GraderError, OSError) as exc:
+                self._retire(keeper)
+                keeper.slot.discard()
+                if self._stop.is_set():
+                    break  # closing: a start cut short is no failure
+                self._failed(keeper, str(exc))
+                self._stop.wait(min(0.2 * keeper.failures, _MAX_BACKOFF_S))
+                continue
+            with self._cond:
+                if keeper.todo == todo:  # else a run's end asked for a new zygote meanwhile
+                    keeper.failures = 0
+                    self._broken = None  # a slot that works again ends the cold fallback
+                    keeper.todo = "arm" if keeper.slot.armed < ARMED_AHEAD else None
+                    if not keeper.busy and keeper not in self._ready:
+                        self._ready.append(keeper)
+                    self._cond.notify_all()
+            try:
+                keeper.slot.finish_spent()
+            except GraderError as exc:  # a run's processes would not die: replace the zygote
+                log.warning("warm slot %d: %s", keeper.slot.uid, exc)
+                self._retire(keeper)
+                with self._cond:
+                    keeper.todo = "start"
+        keeper.slot.discard()
+
+    def _retire(self, keeper: _Keeper) -> None:
+        """Take a slot out of service and wait until no run holds it (keeper thread only)."""
+        with self._cond:
+            if keeper in self._ready:
+                self._ready.remove(keeper)
+            keeper.restart = True  # a run that holds it now will not put it back
+            while keeper.busy:  # a run in flight ends within its time limit
+                self._cond.wait()
+            keeper.restart = False
+
+    def _failed(self, keeper: _Keeper, error: str) -> None:
+        log.warning("warm slot %d failed: %s", keeper.slot.uid, error)
+        with self._cond:
+            keeper.todo, keeper.error = "start", error
+            keeper.failures += 1
+            if self._broken is None and all(k.failures >= _MAX_FAILURES for k in self._keepers):
+                self._broken = "; ".join(sorted({k.error for k in self._keepers}))
+                log.error("the warm pool cannot start (%s); runs go cold", self._broken)
+                self._cond.notify_all()
+
+
+def _result(limits: Limits, execution: Execution) -> tuple[RunResult, bool]:
+    """Map a warm run to a result, as the bwrap backend does; say if its slot may serve again."""
+    out, usage, status = execution.captured, execution.usage, execution.status
+    budget = limits.output_kb * 1024
+    stdout, stderr = bytes(out.stdout[:budget]), bytes(out.stderr[:budget])
+    signalled: int | None = None
+    code: int | None = None
+    if status is not None:
+        if os.WIFSIGNALED(status):
+            signalled = os.WTERMSIG(status)
+            code = 128 + signalled
+        else:
+            code = os.waitstatus_to_exitcode(status)
+
+    def result(outcome: RunOutcome) -> RunResult:
+        exited = outcome is RunOutcome.EXITED
+        return RunResult(
+            outcome,
+            stdout,
+            stderr,
+            exit_code=code if exited else None,
+            signal=signalled,
+            duration_ms=execution.duration_ms,
+            cpu_ms=int(usage.cpu_s * 1000),
+            peak_memory_kb=usage.peak_bytes // 1024,
+        )
+
+    if out.over_budget:
+        return result(RunOutcome.OUTPUT_LIMIT), False
+    if usage.oom_killed or (code is not None and memory_error(code, stderr)):
+        return result(RunOutcome.MEMORY_LIMIT), False
+    if out.timed_out or usage.cpu_s >= limits.time_s or signalled == signal.SIGXCPU:
+        return result(RunOutcome.TIMEOUT), False
+    if code is None:
+        raise GraderError("the warm run ended without its supervisor's report")
+    return result(RunOutcome.EXITED), signalled is None
+
+
+def _discard_all(keepers: list[_Keeper], stop: threading.Event) -> None:
+    """Kill every slot's processes; also runs at interpreter exit if close() was never called."""
+    stop.set()
+    for keeper in keepers:
+        keeper.slot.discard()
