@@ -18,10 +18,20 @@ class Settings:
     instance_dir: Path = Path("instance")
     lessons_dir: Path = _REPO / "lessons"
     runtime_dir: Path = Path("/var/lib/codeblanks/runtime/bookworm")
-    sandbox: str = "bwrap"
+    sandbox: str = "warm"  # forked from warm zygotes; "bwrap" runs cold (and is its fallback)
     base_url: str = "http://127.0.0.1:5000"
-    database_url: str = ""
-    redis_url: str = ""
+    database_url: str = ""  # empty: SQLite in the instance dir (the embedded setup)
+    redis_url: str = ""  # empty: redis://127.0.0.1:6379/0
+    # the submission pipeline (see ARCHITECTURE.md "How a submission flows")
+    submit_rate: int = 10  # submissions a student may make per submit_window_s
+    submit_window_s: int = 60
+    stream_max_s: int = 120  # a live status stream ends after this; the page reconnects
+    lease_s: int = 120  # a worker's claim on a submission; longer than the longest run
+    queued_deadline_s: int = 300  # a submission queued this long is enqueued again
+    grade_attempts: int = 3  # grader failures before a submission ends as an `error` grade
+    sync_attempts: int = 8  # LMS posts before a grade sync is marked failed
+    sweep_interval_s: int = 30
+    worker_concurrency: int = 0  # 0: one sandbox run per core
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -32,5 +42,21 @@ class Settings:
             raw = environ.get(PREFIX + field.name.upper())
             if raw is None or raw == "":
                 continue
-            changes[field.name] = Path(raw) if field.type in ("Path", Path) else raw
+            try:
+                changes[field.name] = _PARSE.get(str(field.type), str)(raw)
+            except ValueError:
+                raise ValueError(f"{PREFIX}{field.name.upper()}: {raw!r} is not a number") from None
         return replace(cls(), **changes)  # type: ignore[arg-type]
+
+    @property
+    def database(self) -> str:
+        """Return the SQLAlchemy URL of the store (SQLite in the instance dir by default)."""
+        return self.database_url or f"sqlite:///{self.instance_dir.resolve() / 'codeblanks.db'}"
+
+    @property
+    def broker(self) -> str:
+        """Return the Redis URL that carries the queues."""
+        return self.redis_url or "redis://127.0.0.1:6379/0"
+
+
+_PARSE: dict[str, type] = {"Path": Path, "int": int}

@@ -1,0 +1,285 @@
+"""End to end: HTTP POST -> Redis -> Celery worker -> sandbox -> grade saved, on this machine.
+
+Usage: .venv/bin/python benchmarks/pipeline.py [--burst N] [--seconds S] [--backend B]
+                                              [--concurrency C] [--json]
+Starts its own redis-server, gunicorn (`codeblanks serve`) and a worker (`codeblanks worker`,
+one pool process per core) on a SQLite store in a temp dir, and stops them at the end.
+  1. sandbox only: the same grading (grade_source) straight into the sandbox, one run per core
+     (before and after the rest; the better figure is kept)
+  2. maximum: a burst of N POSTs as fast as they go; graded per second, first POST to last save
+  3. half load: POSTs at half that rate for S seconds; latency from POST to grade saved
+With --json, ends with one JSON line: {"submitted", "graded", "lost", "duplicated",
+"throughput_per_s", "sandbox_only_per_s", "p50_ms", "p95_ms"}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import fields, replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from sqlalchemy import select  # noqa: E402
+
+from core.grading import grade_source  # noqa: E402
+from core.lessons import load_lesson  # noqa: E402
+from core.runs import RunStatus  # noqa: E402
+from service import create_app  # noqa: E402
+from service.settings import PREFIX, Settings  # noqa: E402
+from service.store.models import Submission, User  # noqa: E402
+from tests.factories import SCALED, place  # noqa: E402
+from tests.pipeline import SOLUTION, fastest_sandbox  # noqa: E402
+from tests.servers import REPO, RedisServer, WorkerProcess, free_port  # noqa: E402
+from workers.sandbox import make_sandbox  # noqa: E402
+
+CORES = os.cpu_count() or 1
+
+
+def sandbox_only(backend: str, settings: Settings, total: int) -> float:
+    """Return gradings per second straight into the sandbox, one concurrent run per core."""
+    lesson = load_lesson(REPO / "lessons" / SCALED)
+    assert lesson.exercise is not None
+    exercise = lesson.exercise
+    sandbox = make_sandbox(backend, settings.runtime_dir)
+
+    def grade(_: int) -> None:
+        verdict = grade_source(exercise, SOLUTION.encode(), sandbox)
+        assert verdict.status is RunStatus.PASSED, verdict.feedback
+
+    with ThreadPoolExecutor(CORES) as pool:
+        list(pool.map(grade, range(CORES * 2)))  # warm up (a warm pool starts its zygotes)
+        started = time.perf_counter()
+        list(pool.map(grade, range(total)))
+        elapsed = time.perf_counter() - started
+    getattr(sandbox, "close", lambda: None)()
+    return total / elapsed
+
+
+class Client:
+    """POSTs submissions over HTTP, one keep-alive connection per thread, as many students."""
+
+    def __init__(self, port: int, placement_id: int, cookies: list[str]) -> None:
+        self.port = port
+        self.url = f"/api/placements/{placement_id}/submissions"
+        self.cookies = cookies
+        self.local = threading.local()
+        self.body = json.dumps({"source": SOLUTION}).encode()
+
+    def post(self, n: int) -> tuple[int, float]:
+        """Submit as student n; return (submission id, wall time the POST started)."""
+        if not hasattr(self.local, "connection"):
+            self.local.connection = http.client.HTTPConnection("127.0.0.1", self.port)
+        headers = {
+            "Content-Type": "application/json",
+            "Cookie": self.cookies[n % len(self.cookies)],
+        }
+        started = time.time()
+        self.local.connection.request("POST", self.url, self.body, headers)
+        response = self.local.connection.getresponse()
+        body = json.loads(response.read())
+        assert response.status == 202, body
+        return int(body["id"]), started
+
+
+def wait_graded(app: object, ids: list[int], timeout: float) -> dict[int, tuple[float, int]]:
+    """Wait for the submissions' grades; return {id: (graded at, gradings)} of those graded."""
+    store = app.extensions["store"]  # type: ignore[attr-defined]
+    deadline = time.monotonic() + timeout
+    while True:
+        with store.session() as session:
+            rows = session.execute(
+                select(Submission.id, Submission.graded_at, Submission.gradings).where(
+                    Submission.id.in_(ids), Submission.status == "graded"
+                )
+            ).all()
+        if len(rows) == len(ids) or time.monotonic() > deadline:
+            return {sid: (at.timestamp(), gradings) for sid, at, gradings in rows}
+        time.sleep(0.2)
+
+
+def cpu_s(pids: list[int]) -> tuple[float, float]:
+    """Return the CPU seconds the processes used themselves, and their reaped children used."""
+    tick = os.sysconf("SC_CLK_TCK")
+    own = reaped = 0.0
+    for pid in pids:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        own += (int(stat[11]) + int(stat[12])) / tick
+        reaped += (int(stat[13]) + int(stat[14])) / tick
+    return own, reaped
+
+
+def percentile(values: list[float], share: float) -> float:
+    """Return the value below which `share` of the values fall."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * share))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--burst", type=int, default=300, help="submissions in the burst")
+    parser.add_argument("--seconds", type=float, default=20, help="length of the half load")
+    parser.add_argument("--backend", help="sandbox backend (default: the fastest here)")
+    parser.add_argument("--concurrency", type=int, default=CORES, help="worker pool processes")
+    parser.add_argument("--json", action="store_true", help="end with one JSON line")
+    args = parser.parse_args()
+
+    temp = Path(tempfile.mkdtemp(prefix="codeblanks-bench-"))
+    backend = args.backend or fastest_sandbox(Settings.from_env())
+    print(f"sandbox {backend}, {CORES} cores; sandbox only ...", flush=True)
+    only_runs = max(args.burst // 2, 40)
+    only_before = sandbox_only(backend, Settings.from_env(), only_runs)
+
+    redis = RedisServer(temp)
+    redis.start()
+    settings = replace(
+        Settings.from_env(),
+        instance_dir=temp / "instance",
+        database_url=f"sqlite:///{temp / 'bench.db'}",
+        redis_url=redis.url,
+        sandbox=backend,
+        submit_rate=1_000_000,
+    )
+    env = {PREFIX + f.name.upper(): str(getattr(settings, f.name)) for f in fields(settings)}
+    app = create_app({"SETTINGS": settings})
+    store = app.extensions["store"]
+    placed = place(store)
+    signer = app.session_interface.get_signing_serializer(app)  # type: ignore[attr-defined]
+    cookies = []
+    with store.session() as session:  # a student per submission: no grade sync coalesces
+        users = [User(platform_id=placed.platform_id, sub=f"bench-{n}") for n in range(3000)]
+        session.add_all(users)
+        session.flush()
+        for user in users:
+            session_data = {"user_id": user.id, "placement_ids": [placed.placement_id]}
+            cookies.append(f"session={signer.dumps(session_data)}")
+
+    port = free_port()
+    web_log = open(temp / "web.log", "ab")  # noqa: SIM115  the child keeps it
+    web = subprocess.Popen(
+        [sys.executable, "-m", "service", "serve", "--port", str(port), "--workers", "1",
+         "--threads", "8"],
+        env={**os.environ, **env}, stdout=web_log, stderr=subprocess.STDOUT, cwd=REPO,
+        start_new_session=True,
+    )  # fmt: skip
+    worker = WorkerProcess(env, temp / "worker.log")
+    worker.start(args.concurrency)
+    client = Client(port, placed.placement_id, cookies)
+    try:
+        worker.wait_ready()
+        _wait_http(port)
+        client.post(0)  # warm up: connections, and the workers' sandboxes
+        time.sleep(2)
+
+        print(f"maximum: a burst of {args.burst} ...", flush=True)
+        assert worker.process is not None
+        processes = {
+            "web": [web.pid, *_children(web.pid)],
+            "worker": [worker.process.pid],
+            "pool": worker.pool_pids(),
+        }
+        before = {name: cpu_s(pids) for name, pids in processes.items()}
+        with ThreadPoolExecutor(8) as pool:
+            burst = list(pool.map(client.post, range(args.burst)))
+        saved = wait_graded(app, [sid for sid, _ in burst], timeout=600)
+        after = {name: cpu_s(pids) for name, pids in processes.items()}
+        first_post = min(at for _, at in burst)
+        last_save = max((at for at, _ in saved.values()), default=first_post)
+        throughput = len(saved) / (last_save - first_post)
+
+        rate = throughput / 2
+        print(f"half load: {rate:.1f}/s for {args.seconds:g} s ...", flush=True)
+        steady = _steady(client, rate, args.seconds)
+        settled = wait_graded(app, [sid for sid, _ in steady], timeout=600)
+        latencies = [(settled[sid][0] - at) * 1000 for sid, at in steady if sid in settled]
+    finally:
+        worker.stop()
+        web.terminate()
+        web.wait(20)
+        redis.stop()
+        store.dispose()
+
+    # measured again after the pipeline, and the better figure kept: the machine's speed
+    # drifts, and the comparison should never flatter the pipeline
+    print("sandbox only, again ...", flush=True)
+    only = max(only_before, sandbox_only(backend, Settings.from_env(), only_runs))
+    everything = {**saved, **settled}
+    submitted = len(burst) + len(steady)
+    result = {
+        "submitted": submitted,
+        "graded": len(everything),
+        "lost": submitted - len(everything),
+        "duplicated": sum(1 for _, gradings in everything.values() if gradings > 1),
+        "throughput_per_s": round(throughput, 1),
+        "sandbox_only_per_s": round(only, 1),
+        "p50_ms": round(statistics.median(latencies), 1),
+        "p95_ms": round(percentile(latencies, 0.95), 1),
+    }
+    print(f"\n{'figure':<34}{'value':>10}")
+    print(f"{'sandbox only (gradings/s)':<34}{result['sandbox_only_per_s']:>10}")
+    print(f"{'end to end, maximum (graded/s)':<34}{result['throughput_per_s']:>10}")
+    print(f"{'  share of sandbox only':<34}{throughput / only:>10.0%}")
+    print(f"{'latency at half load, p50 (ms)':<34}{result['p50_ms']:>10}")
+    print(f"{'latency at half load, p95 (ms)':<34}{result['p95_ms']:>10}")
+    cost = {
+        name: [(a - b) * 1000 / len(burst) for a, b in zip(after[name], before[name], strict=True)]
+        for name in processes
+    }
+    print(
+        f"CPU ms per submission in the burst: web {cost['web'][0]:.1f}, worker consumer "
+        f"{cost['worker'][0]:.1f}, pool processes {cost['pool'][0]:.1f} (+ "
+        f"{cost['pool'][1]:.1f} in sandboxes they reaped)"
+    )
+    print(
+        f"submitted {submitted}, graded {result['graded']}, lost {result['lost']}, "
+        f"duplicated {result['duplicated']}; sandbox {backend}; logs in {temp}"
+    )
+    if args.json:
+        print(json.dumps(result))
+
+
+def _steady(client: Client, rate: float, seconds: float) -> list[tuple[int, float]]:
+    """POST at a fixed rate (open loop: a slow answer does not delay the next POST)."""
+    total = max(int(rate * seconds), 1)
+    started = time.monotonic()
+    futures = []
+    with ThreadPoolExecutor(16) as pool:
+        for n in range(total):
+            time.sleep(max(0.0, started + n / rate - time.monotonic()))
+            futures.append(pool.submit(client.post, n))
+    return [future.result() for future in futures]
+
+
+def _children(pid: int) -> list[int]:
+    done = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True)
+    return [int(child) for child in done.stdout.split()]
+
+
+def _wait_http(port: int, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
+            connection.request("GET", "/healthz")
+            if connection.getresponse().status == 200:
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise TimeoutError("the web app did not come up")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,92 @@
+"""A placement's policy: when its lesson closes, what lateness costs, when answers show."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from datetime import datetime
+
+
+class Reveal(enum.StrEnum):
+    """When the sample solution and the question answers may be shown to a student."""
+
+    NEVER = "never"
+    AFTER_PASS = "after_pass"
+    AFTER_ATTEMPTS = "after_attempts"
+    AFTER_DUE = "after_due"
+
+
+class Closure(enum.StrEnum):
+    """Why a placement takes no more work from a student."""
+
+    PAST_DUE = "past_due"
+    OUT_OF_ATTEMPTS = "out_of_attempts"
+
+
+@dataclass(frozen=True)
+class Closed:
+    """A refusal, with the sentence the student reads."""
+
+    closure: Closure
+    message: str
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The teacher's choices for one placement.
+
+    `late_penalty` None means nothing is accepted after `due_at`; a number in [0, 1] is the
+    share taken off work handed in late. Times are timezone-aware.
+    """
+
+    reveal: Reveal = Reveal.NEVER
+    reveal_after_attempts: int | None = None
+    max_attempts: int | None = None
+    due_at: datetime | None = None
+    late_penalty: float | None = None
+
+    def is_late(self, at: datetime) -> bool:
+        """Return whether work handed in at `at` is past the due date."""
+        return self.due_at is not None and at > self.due_at
+
+    def penalty(self, at: datetime) -> float:
+        """Return the share (0..1) taken off work handed in at `at`."""
+        if not self.is_late(at) or self.late_penalty is None:
+            return 0.0
+        return min(max(self.late_penalty, 0.0), 1.0)
+
+    def closed(self, at: datetime, attempts_used: int | None = None) -> Closed | None:
+        """Return why no more work is taken at `at`, or None while the placement is open.
+
+        `attempts_used` counts exercise submissions; None checks the due date only.
+        """
+        if self.is_late(at) and self.late_penalty is None:
+            assert self.due_at is not None
+            return Closed(
+                Closure.PAST_DUE,
+                f"This lesson was due on {self.due_at:%Y-%m-%d %H:%M} UTC; "
+                "late work is not accepted.",
+            )
+        if (
+            attempts_used is not None
+            and self.max_attempts is not None
+            and attempts_used >= self.max_attempts
+        ):
+            plural = "attempt" if self.max_attempts == 1 else "attempts"
+            return Closed(
+                Closure.OUT_OF_ATTEMPTS,
+                f"You have used all {self.max_attempts} {plural} at this exercise.",
+            )
+        return None
+
+    def reveals(self, at: datetime, attempts_used: int, passed: bool) -> bool:
+        """Return whether the sample solution and the answers may be shown now."""
+        if self.reveal is Reveal.AFTER_PASS:
+            return passed
+        if self.reveal is Reveal.AFTER_ATTEMPTS:
+            return self.reveal_after_attempts is not None and (
+                attempts_used >= self.reveal_after_attempts
+            )
+        if self.reveal is Reveal.AFTER_DUE:
+            return self.due_at is not None and at > self.due_at
+        return False

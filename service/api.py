@@ -1,0 +1,181 @@
+"""The JSON API of the student page: submit code, follow it live, answer questions."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from flask import Blueprint, Response, current_app, jsonify, request, url_for
+from sqlalchemy.exc import DBAPIError
+from werkzeug.exceptions import HTTPException
+
+from core.lessons import Catalog
+from core.runs import MAX_SOURCE_BYTES
+from service import student
+from service.auth import SignedIn, current_user
+from service.queue import GRADE_SUBMISSION, SYNC_GRADE, enqueue
+from service.settings import Settings
+from service.store.database import Store
+from service.store.models import utcnow
+from service.student import Refused
+
+bp = Blueprint("api", __name__, url_prefix="/api")
+
+_POLL_S = 0.25  # how often a live stream looks at the submission
+_KEEPALIVE_S = 15.0  # a comment line, so that proxies keep an idle stream open
+
+
+@bp.post("/placements/<int:placement_id>/submissions")
+def submit(placement_id: int) -> tuple[Response, int, dict[str, str]]:
+    """Take a student's code for a placement: 202 with the submission's URL."""
+    user = _signed_in()
+    source = _source()
+    submission_id = student.submit(
+        _store(), _catalog(), _settings(), user, placement_id, source, utcnow()
+    )
+    # after the commit: a lost message only delays the grade (the sweep sends it again)
+    celery = current_app.extensions["celery"]
+    enqueue(celery, GRADE_SUBMISSION, [submission_id])
+    if student.has_pending_sync(_store(), user.user_id, placement_id):
+        enqueue(celery, SYNC_GRADE, [user.user_id, placement_id])
+    url = url_for("api.submission", submission_id=submission_id)
+    body = {"id": submission_id, "status": "queued", "url": url, "events": f"{url}/events"}
+    return jsonify(body), 202, {"Location": url}
+
+
+@bp.get("/submissions/<int:submission_id>")
+def submission(submission_id: int) -> Response:
+    """Return the submission's status and, once graded, its verdict."""
+    return jsonify(student.status_of(_store(), _signed_in(), submission_id))
+
+
+@bp.get("/submissions/<int:submission_id>/events")
+def events(submission_id: int) -> Response:
+    """Stream the submission's status changes (Server-Sent Events) until it is graded."""
+    user = _signed_in()
+    store = _store()
+    student.status_of(store, user, submission_id)  # 404 now, not inside the stream
+    stream = _stream(store, user, submission_id, _settings().stream_max_s)
+    headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+    return Response(stream, mimetype="text/event-stream", headers=headers)
+
+
+@bp.post("/placements/<int:placement_id>/answers")
+def answer(placement_id: int) -> tuple[Response, int]:
+    """Score an answer to one of the lesson's questions at once."""
+    user = _signed_in()
+    body = _json_body()
+    question_id = body.get("question_id")
+    if not isinstance(question_id, str) or "answer" not in body:
+        raise Refused(400, "bad_request", 'Send {"question_id": "...", "answer": ...}.')
+    scored = student.answer(
+        _store(), _catalog(), user, placement_id, question_id, body["answer"], utcnow()
+    )
+    enqueue(current_app.extensions["celery"], SYNC_GRADE, [user.user_id, placement_id])
+    return jsonify(scored.as_json()), 201
+
+
+@bp.errorhandler(Refused)
+def refused(exc: Refused) -> tuple[Response, int, dict[str, str]]:
+    """Render a refusal as JSON, with Retry-After when waiting helps."""
+    headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after else {}
+    return jsonify(error=exc.error, message=exc.message), exc.status, headers
+
+
+@bp.errorhandler(HTTPException)
+def http_error(exc: HTTPException) -> tuple[Response, int]:
+    """Render Werkzeug's errors (413 from the body limit, 405, ...) as JSON."""
+    code = exc.code or 500
+    return jsonify(error=exc.name.lower().replace(" ", "_"), message=exc.description), code
+
+
+@bp.errorhandler(DBAPIError)
+def store_down(exc: DBAPIError) -> tuple[Response, int, dict[str, str]]:
+    """Answer 503 while the database is unreachable or locked; the client may retry."""
+    current_app.logger.warning("the store is unavailable: %s", exc)
+    message = "The grader's database is unavailable for a moment; try again."
+    return jsonify(error="unavailable", message=message), 503, {"Retry-After": "5"}
+
+
+def _source() -> str:
+    """Return the submitted code: a JSON {"source": ...} body, or the raw body as text."""
+    if request.is_json:
+        source = _json_body().get("source")
+        if not isinstance(source, str):
+            raise Refused(400, "bad_request", 'Send {"source": "<your code>"}.')
+        try:
+            raw = source.encode("utf-8")
+        except UnicodeEncodeError:
+            raise Refused(400, "not_utf8", "The code is not valid UTF-8 text.") from None
+    else:
+        raw = request.get_data(cache=False)
+    if len(raw) > MAX_SOURCE_BYTES:
+        limit = MAX_SOURCE_BYTES // 1024
+        raise Refused(413, "too_large", f"The code is larger than {limit} KiB ({len(raw)} bytes).")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Refused(
+            400, "not_utf8", f"The code is not UTF-8 text (invalid byte at {exc.start})."
+        ) from None
+    if "\x00" in text:
+        raise Refused(400, "nul_character", "The code contains a NUL character.")
+    return text
+
+
+def _json_body() -> dict[str, Any]:
+    body = request.get_json(silent=True)
+    if not isinstance(body, dict):
+        raise Refused(400, "bad_request", "The body must be a JSON object.")
+    return body
+
+
+def _stream(store: Store, user: SignedIn, submission_id: int, max_s: float) -> Iterator[str]:
+    started = last_sent = time.monotonic()
+    shown: dict[str, Any] | None = None
+    yield "retry: 2000\n\n"
+    while True:
+        state: dict[str, Any] | None
+        try:
+            state = student.status_of(store, user, submission_id)
+        except DBAPIError:
+            state = shown  # the database blinked; keep the stream, look again shortly
+        if state is not None and state != shown:
+            shown = state
+            last_sent = time.monotonic()
+            yield f"event: status\ndata: {json.dumps(state)}\n\n"
+        if shown is not None and shown["status"] == "graded":
+            yield "event: end\ndata: {}\n\n"
+            return
+        if time.monotonic() - started > max_s:
+            # EventSource reconnects by itself; the page follows on with a new stream
+            yield f"event: timeout\ndata: {json.dumps({'after_s': max_s})}\n\n"
+            return
+        if time.monotonic() - last_sent > _KEEPALIVE_S:
+            last_sent = time.monotonic()
+            yield ": keep-alive\n\n"
+        time.sleep(_POLL_S)
+
+
+def _signed_in() -> SignedIn:
+    user = current_user()
+    if user is None:
+        raise Refused(401, "not_signed_in", "Open this lesson from your course to sign in.")
+    return user
+
+
+def _store() -> Store:
+    store: Store = current_app.extensions["store"]
+    return store
+
+
+def _catalog() -> Catalog:
+    catalog: Catalog = current_app.extensions["catalog"]
+    return catalog
+
+
+def _settings() -> Settings:
+    settings: Settings = current_app.config["SETTINGS"]
+    return settings

@@ -1,0 +1,280 @@
+"""The tables: platforms and their deployments, users, courses, placements, and the work.
+
+Times are stored as naive UTC and read back timezone-aware (UtcDateTime), the same on
+SQLite and PostgreSQL.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    DateTime,
+    Dialect,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    TypeDecorator,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+ID = String(255)  # LTI ids longer than this are refused at the launch
+URL = String(2048)
+
+
+def utcnow() -> datetime:
+    """Return the current time, timezone-aware, in UTC."""
+    return datetime.now(UTC)
+
+
+class UtcDateTime(TypeDecorator[datetime]):
+    """A timezone-aware datetime kept as naive UTC, so both databases agree."""
+
+    impl = DateTime
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("store only timezone-aware datetimes")
+        return value.astimezone(UTC).replace(tzinfo=None)
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        return None if value is None else value.replace(tzinfo=UTC)
+
+
+class Base(DeclarativeBase):
+    """The declarative base; constraint names are fixed so that migrations can name them."""
+
+    metadata = MetaData(
+        naming_convention={
+            "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+            "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+            "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+            "pk": "pk_%(table_name)s",
+        }
+    )
+    type_annotation_map = {datetime: UtcDateTime(), str: Text()}
+
+
+class Platform(Base):
+    """A registered LMS, identified by (issuer, client id)."""
+
+    __tablename__ = "platforms"
+    __table_args__ = (UniqueConstraint("issuer", "client_id"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    issuer: Mapped[str] = mapped_column(URL)
+    client_id: Mapped[str] = mapped_column(ID)
+    name: Mapped[str] = mapped_column(String(255), default="")
+    auth_login_url: Mapped[str] = mapped_column(URL)
+    auth_token_url: Mapped[str] = mapped_column(URL)
+    key_set_url: Mapped[str] = mapped_column(URL)
+    # off by default: a launch from a deployment nobody registered is refused
+    auto_add_deployments: Mapped[bool] = mapped_column(default=False)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Deployment(Base):
+    """One deployment of the tool in a platform (a platform may have many)."""
+
+    __tablename__ = "deployments"
+    __table_args__ = (UniqueConstraint("platform_id", "deployment_id"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    platform_id: Mapped[int] = mapped_column(ForeignKey("platforms.id", ondelete="CASCADE"))
+    deployment_id: Mapped[str] = mapped_column(ID)
+
+
+class User(Base):
+    """A person, as a platform knows them (the LTI `sub`)."""
+
+    __tablename__ = "users"
+    __table_args__ = (UniqueConstraint("platform_id", "sub"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    platform_id: Mapped[int] = mapped_column(ForeignKey("platforms.id", ondelete="CASCADE"))
+    sub: Mapped[str] = mapped_column(ID)
+    name: Mapped[str] = mapped_column(String(255), default="")
+    email: Mapped[str] = mapped_column(String(320), default="")
+
+
+class Course(Base):
+    """A course of a platform (the LTI context)."""
+
+    __tablename__ = "courses"
+    __table_args__ = (UniqueConstraint("platform_id", "context_id"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    platform_id: Mapped[int] = mapped_column(ForeignKey("platforms.id", ondelete="CASCADE"))
+    context_id: Mapped[str] = mapped_column(ID)
+    title: Mapped[str] = mapped_column(String(255), default="")
+    line_items_url: Mapped[str | None] = mapped_column(URL)  # AGS, from the latest launch
+    memberships_url: Mapped[str | None] = mapped_column(URL)  # NRPS, from the latest launch
+
+
+class Placement(Base):
+    """A lesson placed in a course through a resource link, with the teacher's policy.
+
+    `late_penalty` None: nothing is accepted after `due_at` (see core.placements.Policy).
+    """
+
+    __tablename__ = "placements"
+    __table_args__ = (UniqueConstraint("course_id", "resource_link_id"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    course_id: Mapped[int] = mapped_column(ForeignKey("courses.id", ondelete="CASCADE"))
+    resource_link_id: Mapped[str] = mapped_column(ID)
+    lesson_id: Mapped[str] = mapped_column(String(255))
+    title: Mapped[str] = mapped_column(String(255), default="")
+    line_item_url: Mapped[str | None] = mapped_column(URL)
+    reveal: Mapped[str] = mapped_column(String(32), default="never")
+    reveal_after_attempts: Mapped[int | None]
+    max_attempts: Mapped[int | None]
+    due_at: Mapped[datetime | None]
+    late_penalty: Mapped[float | None] = mapped_column(Float)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Submission(Base):
+    """A student's code for a placement's exercise, and once graded, its verdict.
+
+    status: queued -> running (a worker holds `lease_token` until `lease_expires_at`) ->
+    graded. `claims` counts workers that took it; `gradings` counts verdicts saved, in the
+    same statement as the verdict, so a second grading would show. `grader_error` is set
+    when the verdict is our fault (the grader failed), not the student's.
+    """
+
+    __tablename__ = "submissions"
+    __table_args__ = (
+        Index(None, "user_id", "created_at"),
+        Index(None, "placement_id", "user_id"),
+        Index(None, "status", "enqueued_at"),
+    )
+    id: Mapped[int] = mapped_column(primary_key=True)
+    placement_id: Mapped[int] = mapped_column(ForeignKey("placements.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    source: Mapped[str]
+    status: Mapped[str] = mapped_column(String(16), default="queued")
+    queue: Mapped[str] = mapped_column(String(16), default="grade")
+    late: Mapped[bool] = mapped_column(default=False)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    enqueued_at: Mapped[datetime] = mapped_column(default=utcnow)
+    lease_token: Mapped[str | None] = mapped_column(String(32))
+    lease_expires_at: Mapped[datetime | None]
+    claims: Mapped[int] = mapped_column(Integer, default=0)
+    gradings: Mapped[int] = mapped_column(Integer, default=0)
+    regrades: Mapped[int] = mapped_column(Integer, default=0)
+    run_status: Mapped[str | None] = mapped_column(String(16))
+    score: Mapped[float | None] = mapped_column(Float)
+    stdout: Mapped[str | None]
+    stderr: Mapped[str | None]
+    exit_code: Mapped[int | None]
+    duration_ms: Mapped[int | None]
+    feedback: Mapped[str | None]
+    diff_line: Mapped[int | None]
+    diff_expected: Mapped[str | None]
+    diff_got: Mapped[str | None]
+    grader_error: Mapped[str | None]
+    graded_at: Mapped[datetime | None]
+
+
+class QuestionAnswer(Base):
+    """A student's answer to a question of a placement's lesson; the first answer counts."""
+
+    __tablename__ = "question_answers"
+    __table_args__ = (UniqueConstraint("placement_id", "user_id", "question_id"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    placement_id: Mapped[int] = mapped_column(ForeignKey("placements.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    question_id: Mapped[str] = mapped_column(String(64))
+    answer: Mapped[Any] = mapped_column(JSON)
+    earned: Mapped[float] = mapped_column(Float)
+    possible: Mapped[float] = mapped_column(Float)
+    late: Mapped[bool] = mapped_column(default=False)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Grade(Base):
+    """A user's lesson score on a placement, as last computed for the LMS."""
+
+    __tablename__ = "grades"
+    __table_args__ = (UniqueConstraint("placement_id", "user_id"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    placement_id: Mapped[int] = mapped_column(ForeignKey("placements.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    score_given: Mapped[float] = mapped_column(Float)
+    score_maximum: Mapped[float] = mapped_column(Float)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class GradeSync(Base):
+    """The outbox: one row per post the LMS needs, with every attempt's outcome.
+
+    status: pending -> sent | skipped (nothing to post to, with the reason) | failed (out of
+    attempts; the teacher can resend). Written in the transaction that changed the grade.
+    """
+
+    __tablename__ = "grade_syncs"
+    __table_args__ = (
+        Index(None, "placement_id", "user_id", "status"),
+        Index(None, "status", "next_attempt_at"),
+    )
+    id: Mapped[int] = mapped_column(primary_key=True)
+    placement_id: Mapped[int] = mapped_column(ForeignKey("placements.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    status: Mapped[str] = mapped_column(String(16), default="pending")
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    next_attempt_at: Mapped[datetime] = mapped_column(default=utcnow)
+    score_given: Mapped[float | None] = mapped_column(Float)
+    score_maximum: Mapped[float | None] = mapped_column(Float)
+    last_error: Mapped[str | None]  # the last failure, or why the sync was skipped
+    lms_response: Mapped[str | None]
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Membership(Base):
+    """A user's place in a course: from their launches, and from the LMS roster (NRPS)."""
+
+    __tablename__ = "memberships"
+    __table_args__ = (UniqueConstraint("course_id", "user_id"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    course_id: Mapped[int] = mapped_column(ForeignKey("courses.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    roles: Mapped[str] = mapped_column(default="")
+    teacher: Mapped[bool] = mapped_column(default=False)
+    active: Mapped[bool] = mapped_column(default=True)
+    seen_at: Mapped[datetime | None]  # last launch; None for someone only on the roster
+    roster_at: Mapped[datetime | None]  # last seen in the LMS roster
+
+
+class LtiLogin(Base):
+    """An OIDC login in flight: its one-time state, its nonce and its browser binding."""
+
+    __tablename__ = "lti_logins"
+    __table_args__ = (Index(None, "expires_at"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    state: Mapped[str] = mapped_column(String(64), unique=True)
+    platform_id: Mapped[int] = mapped_column(ForeignKey("platforms.id", ondelete="CASCADE"))
+    nonce: Mapped[str] = mapped_column(String(64))
+    browser_hash: Mapped[str] = mapped_column(String(64))
+    storage_target: Mapped[str | None] = mapped_column(String(255))
+    params: Mapped[Any] = mapped_column(JSON)  # the login request, to start it again
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    expires_at: Mapped[datetime]
+    used_at: Mapped[datetime | None]
+
+
+class UsedNonce(Base):
+    """A nonce a platform's id_token carried; a second launch with it is a replay."""
+
+    __tablename__ = "lti_nonces"
+    __table_args__ = (UniqueConstraint("issuer", "nonce"), Index(None, "expires_at"))
+    id: Mapped[int] = mapped_column(primary_key=True)
+    issuer: Mapped[str] = mapped_column(URL)
+    nonce: Mapped[str] = mapped_column(ID)
+    expires_at: Mapped[datetime]

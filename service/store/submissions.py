@@ -1,0 +1,268 @@
+"""Submissions through their life: created queued, claimed under a lease, graded once.
+
+A worker claims a submission with one conditional UPDATE (queued, or running under an
+expired lease) that writes a fresh lease token; it saves the verdict with another that
+matches that token and `running`, and in the same statement counts the grading. A worker
+whose lease was taken over (it was too slow, or presumed dead) therefore cannot save: the
+final write is fenced, and no submission is ever graded twice.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy.orm import Session
+
+from core.grading import Verdict
+from core.runs import RunStatus
+from service.store import grades
+from service.store.database import Store, changed
+from service.store.models import Placement, Submission
+
+QUEUED, RUNNING, GRADED = "queued", "running", "graded"
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A worker's hold on one submission, and what it needs to grade it."""
+
+    submission_id: int
+    token: str
+    claims: int
+    source: str
+    lesson_id: str
+    placement_id: int
+    user_id: int
+
+
+@dataclass(frozen=True)
+class Held:
+    """Another worker holds the submission until `until`."""
+
+    until: datetime
+
+
+Done = None  # graded already, or gone: nothing to do
+
+
+def create(
+    store: Store, placement_id: int, user_id: int, source: str, late: bool, queue: str = "grade"
+) -> int:
+    """Write a queued submission and commit it; return its id."""
+    with store.session() as session:
+        submission = Submission(
+            placement_id=placement_id, user_id=user_id, source=source, late=late, queue=queue
+        )
+        session.add(submission)
+        session.flush()
+        return submission.id
+
+
+def attempts_used(session: Session, placement_id: int, user_id: int) -> int:
+    """Return how many submissions count against the placement's attempts.
+
+    A verdict that is our fault (grader_error) does not cost the student an attempt.
+    """
+    query = select(func.count(Submission.id)).where(
+        Submission.placement_id == placement_id,
+        Submission.user_id == user_id,
+        Submission.grader_error.is_(None),
+    )
+    return session.scalar(query) or 0
+
+
+def claim(store: Store, submission_id: int, lease_s: int, now: datetime) -> Claim | Held | None:
+    """Take the submission for grading under a fresh lease; Held or Done when that is not on."""
+    token = secrets.token_hex(16)
+    with store.session() as session:
+        taken = changed(
+            session,
+            update(Submission)
+            .where(
+                Submission.id == submission_id,
+                or_(
+                    Submission.status == QUEUED,
+                    and_(Submission.status == RUNNING, Submission.lease_expires_at < now),
+                ),
+            )
+            .values(
+                status=RUNNING,
+                lease_token=token,
+                lease_expires_at=now + timedelta(seconds=lease_s),
+                claims=Submission.claims + 1,
+            ),
+        )
+        row = session.execute(
+            select(
+                Submission.status,
+                Submission.lease_expires_at,
+                Submission.claims,
+                Submission.source,
+                Submission.placement_id,
+                Submission.user_id,
+                Placement.lesson_id,
+            )
+            .join(Placement, Placement.id == Submission.placement_id)
+            .where(Submission.id == submission_id)
+        ).first()
+        if row is None:
+            return Done
+        if taken == 1:
+            return Claim(
+                submission_id=submission_id,
+                token=token,
+                claims=row.claims,
+                source=row.source,
+                lesson_id=row.lesson_id,
+                placement_id=row.placement_id,
+                user_id=row.user_id,
+            )
+        if row.status == RUNNING and row.lease_expires_at is not None:
+            return Held(row.lease_expires_at)
+        return Done
+
+
+def finish(
+    store: Store, held: Claim, verdict: Verdict, now: datetime, grader_error: str | None = None
+) -> bool:
+    """Save the verdict if the claim still holds, with the grade sync it needs, atomically.
+
+    Return False (and save nothing) when another worker has taken the submission over.
+    """
+    diff = verdict.diff
+    with store.session() as session:
+        saved = changed(
+            session,
+            update(Submission)
+            .where(
+                Submission.id == held.submission_id,
+                Submission.lease_token == held.token,
+                Submission.status == RUNNING,
+            )
+            .values(
+                status=GRADED,
+                lease_token=None,
+                lease_expires_at=None,
+                gradings=Submission.gradings + 1,
+                run_status=verdict.status.value,
+                score=verdict.score,
+                stdout=verdict.stdout,
+                stderr=verdict.stderr,
+                exit_code=verdict.exit_code,
+                duration_ms=verdict.duration_ms,
+                feedback=verdict.feedback,
+                diff_line=diff.line if diff else None,
+                diff_expected=diff.expected if diff else None,
+                diff_got=diff.got if diff else None,
+                grader_error=grader_error,
+                graded_at=now,
+            ),
+        )
+        if saved != 1:
+            return False
+        grades.needs_sync(session, held.placement_id, held.user_id, now)
+        return True
+
+
+def fail(store: Store, held: Claim, problem: str, now: datetime) -> bool:
+    """End the submission as an `error` grade that says the grader, not the student, failed."""
+    verdict = Verdict(
+        status=RunStatus.ERROR,
+        score=0.0,
+        stdout="",
+        stderr="",
+        exit_code=None,
+        duration_ms=0,
+        feedback=(
+            f"The grader could not run your submission ({held.claims} tries). This is our "
+            "fault, not yours, and it does not use up an attempt: submit it again, or tell "
+            "your teacher if it keeps happening."
+        ),
+    )
+    return finish(store, held, verdict, now, grader_error=problem)
+
+
+def release(store: Store, held: Claim, now: datetime) -> bool:
+    """Give the submission back to the queue (the grader failed; it will be tried again)."""
+    with store.session() as session:
+        released = changed(
+            session,
+            update(Submission)
+            .where(
+                Submission.id == held.submission_id,
+                Submission.lease_token == held.token,
+                Submission.status == RUNNING,
+            )
+            .values(status=QUEUED, lease_token=None, lease_expires_at=None, enqueued_at=now),
+        )
+        return released == 1
+
+
+def stuck(
+    store: Store, now: datetime, queued_deadline_s: int, limit: int = 500
+) -> list[tuple[int, str]]:
+    """Mark submissions queued past the deadline, or running past their lease, as enqueued now.
+
+    Return their (id, queue) for enqueueing. Each row is taken with a conditional update, so
+    that two sweeps at once enqueue it once.
+    """
+    queued_before = now - timedelta(seconds=queued_deadline_s)
+    found: list[tuple[int, str]] = []
+    with store.session() as session:
+        candidates = session.execute(
+            select(Submission.id, Submission.queue, Submission.enqueued_at)
+            .where(
+                or_(
+                    and_(Submission.status == QUEUED, Submission.enqueued_at < queued_before),
+                    and_(
+                        Submission.status == RUNNING,
+                        Submission.lease_expires_at < now,
+                        # not enqueued since the lease ran out (or that message is late too)
+                        or_(
+                            Submission.enqueued_at < Submission.lease_expires_at,
+                            Submission.enqueued_at < queued_before,
+                        ),
+                    ),
+                )
+            )
+            .order_by(Submission.id)
+            .limit(limit)
+        ).all()
+        for submission_id, queue, enqueued_at in candidates:
+            moved = changed(
+                session,
+                update(Submission)
+                .where(Submission.id == submission_id, Submission.enqueued_at == enqueued_at)
+                .values(enqueued_at=now),
+            )
+            if moved == 1:
+                found.append((submission_id, queue))
+    return found
+
+
+def request_regrade(store: Store, placement_id: int, now: datetime) -> list[int]:
+    """Queue every graded submission of a placement again, on the bulk queue; return their ids."""
+    with store.session() as session:
+        ids = list(
+            session.scalars(
+                select(Submission.id).where(
+                    Submission.placement_id == placement_id, Submission.status == GRADED
+                )
+            )
+        )
+        if ids:
+            changed(
+                session,
+                update(Submission)
+                .where(Submission.id.in_(ids), Submission.status == GRADED)
+                .values(
+                    status=QUEUED,
+                    queue="regrade",
+                    enqueued_at=now,
+                    regrades=Submission.regrades + 1,
+                ),
+            )
+        return ids

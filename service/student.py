@@ -1,0 +1,232 @@
+"""What a student does with a placement: submit code, answer a question, follow a submission.
+
+Refusals are `Refused` (a status code, a stable error code and a sentence); the JSON API
+renders them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import func, insert, select
+from sqlalchemy.orm import Session
+
+from core.lessons import Catalog, Lesson
+from core.placements import Closure
+from core.questions import AnswerError, score_answer
+from service.auth import SignedIn
+from service.settings import Settings
+from service.store import grades, submissions
+from service.store.database import Store
+from service.store.models import Placement, QuestionAnswer, Submission, User
+
+
+class Refused(Exception):
+    """A request the student cannot have, with what to tell them."""
+
+    def __init__(
+        self, status: int, error: str, message: str, retry_after: int | None = None
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.error = error
+        self.message = message
+        self.retry_after = retry_after
+
+
+@dataclass(frozen=True)
+class Scored:
+    """A scored answer, as the student sees it."""
+
+    question_id: str
+    earned: float
+    possible: float
+    explanation: str
+
+    def as_json(self) -> dict[str, object]:
+        """Return the answer's result for the JSON API."""
+        return {
+            "question_id": self.question_id,
+            "earned": self.earned,
+            "possible": self.possible,
+            "correct": self.earned >= self.possible,
+            "explanation": self.explanation,
+        }
+
+
+def submit(
+    store: Store,
+    catalog: Catalog,
+    settings: Settings,
+    user: SignedIn,
+    placement_id: int,
+    source: str,
+    now: datetime,
+) -> int:
+    """Check the placement, the rate and the policy, then write a queued submission."""
+    with store.session() as session:
+        placement, lesson = _open(session, catalog, user, placement_id)
+        if lesson.exercise is None:
+            raise Refused(404, "no_exercise", "This lesson has no exercise to submit code to.")
+        if not store.is_sqlite:
+            # one student's submissions are taken one at a time, so that two at once cannot
+            # both use the last attempt (SQLite's transactions are serial already)
+            session.execute(select(User.id).where(User.id == user.user_id).with_for_update())
+        _check_rate(session, user.user_id, now, settings)
+        policy = grades.policy_of(placement)
+        closed = policy.closed(now, submissions.attempts_used(session, placement.id, user.user_id))
+        if closed is not None:
+            status = 409 if closed.closure is Closure.OUT_OF_ATTEMPTS else 403
+            raise Refused(status, closed.closure.value, closed.message)
+        created = session.connection().execute(
+            insert(Submission)
+            .values(
+                placement_id=placement.id,
+                user_id=user.user_id,
+                source=source,
+                late=policy.is_late(now),
+                created_at=now,
+                enqueued_at=now,
+            )
+            .returning(Submission.id)
+        )
+        submission_id = int(created.scalar_one())
+        if grades.posts_to_lms(session, placement):
+            # the LMS shows the work as submitted, grading pending, until the run is graded
+            grades.needs_sync(session, placement.id, user.user_id, now)
+        return submission_id
+
+
+def has_pending_sync(store: Store, user_id: int, placement_id: int) -> bool:
+    """Return whether the user's grade on the placement waits to be posted to the LMS."""
+    with store.reading() as session:
+        return grades.has_pending(session, placement_id, user_id)
+
+
+def answer(
+    store: Store,
+    catalog: Catalog,
+    user: SignedIn,
+    placement_id: int,
+    question_id: str,
+    given: object,
+    now: datetime,
+) -> Scored:
+    """Score an answer at once and keep it; the first answer to a question counts."""
+    with store.session() as session:
+        placement, lesson = _open(session, catalog, user, placement_id)
+        question = lesson.question(question_id)
+        if question is None:
+            raise Refused(404, "unknown_question", f"This lesson has no question {question_id!r}.")
+        policy = grades.policy_of(placement)
+        closed = policy.closed(now)
+        if closed is not None:
+            raise Refused(403, closed.closure.value, closed.message)
+        try:
+            result = score_answer(question, given)
+        except AnswerError as exc:
+            raise Refused(400, "malformed_answer", f"The answer does not fit: {exc}.") from None
+        earlier = session.scalar(
+            select(QuestionAnswer).where(
+                QuestionAnswer.placement_id == placement.id,
+                QuestionAnswer.user_id == user.user_id,
+                QuestionAnswer.question_id == question.id,
+            )
+        )
+        if earlier is not None:
+            raise Refused(409, "already_answered", "You have answered this question already.")
+        session.add(
+            QuestionAnswer(
+                placement_id=placement.id,
+                user_id=user.user_id,
+                question_id=question.id,
+                answer=given,
+                earned=result.earned,
+                possible=result.possible,
+                late=policy.is_late(now),
+                created_at=now,
+            )
+        )
+        grades.needs_sync(session, placement.id, user.user_id, now)
+    return Scored(question.id, result.earned, result.possible, question.explanation)
+
+
+def status_of(store: Store, user: SignedIn, submission_id: int) -> dict[str, Any]:
+    """Return the submission's status and, once graded, its verdict; only to its author."""
+    with store.reading() as session:
+        submission = session.get(Submission, submission_id)
+        if submission is None or submission.user_id != user.user_id:
+            raise Refused(404, "unknown_submission", "There is no such submission of yours.")
+        return describe(submission)
+
+
+def describe(submission: Submission) -> dict[str, Any]:
+    """Return a submission as the JSON API shows it."""
+    graded = submission.status == submissions.GRADED
+    verdict = None
+    if graded:
+        difference = None
+        if submission.diff_line is not None:
+            difference = {
+                "line": submission.diff_line,
+                "expected": submission.diff_expected,
+                "got": submission.diff_got,
+            }
+        verdict = {
+            "status": submission.run_status,
+            "score": submission.score,
+            "stdout": submission.stdout,
+            "stderr": submission.stderr,
+            "exit_code": submission.exit_code,
+            "duration_ms": submission.duration_ms,
+            "feedback": submission.feedback,
+            "first_difference": difference,
+            "grader_failed": submission.grader_error is not None,
+        }
+    return {
+        "id": submission.id,
+        "placement_id": submission.placement_id,
+        # a submission queued again for a bulk regrade keeps showing its last verdict
+        "status": submission.status,
+        "late": submission.late,
+        "created_at": submission.created_at.isoformat(),
+        "graded_at": submission.graded_at.isoformat() if submission.graded_at else None,
+        "verdict": verdict,
+    }
+
+
+def _open(
+    session: Session, catalog: Catalog, user: SignedIn, placement_id: int
+) -> tuple[Placement, Lesson]:
+    placement = session.get(Placement, placement_id)
+    if placement is None:
+        raise Refused(404, "unknown_placement", "There is no such lesson placement.")
+    if not user.may_open(placement_id):
+        raise Refused(403, "not_launched", "Open this lesson from your course first.")
+    lesson = catalog.lesson(placement.lesson_id)
+    if lesson is None:
+        raise Refused(
+            404, "unknown_lesson", f"The lesson {placement.lesson_id!r} is not in the catalog."
+        )
+    return placement, lesson
+
+
+def _check_rate(session: Session, user_id: int, now: datetime, settings: Settings) -> None:
+    since = now - timedelta(seconds=settings.submit_window_s)
+    count, oldest = session.execute(
+        select(func.count(Submission.id), func.min(Submission.created_at)).where(
+            Submission.user_id == user_id, Submission.created_at > since
+        )
+    ).one()
+    if count >= settings.submit_rate:
+        wait = math.ceil((oldest - since).total_seconds()) or 1
+        raise Refused(
+            429,
+            "rate_limited",
+            f"You submitted {count} times in {settings.submit_window_s} s; "
+            f"wait {wait} s before submitting again.",
+            retry_after=wait,
+        )

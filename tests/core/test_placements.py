@@ -1,0 +1,62 @@
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from core.placements import Closure, Policy, Reveal
+
+DUE = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+BEFORE, AFTER = DUE - timedelta(minutes=1), DUE + timedelta(minutes=1)
+
+
+@pytest.mark.parametrize(
+    ("policy", "at", "used", "closure"),
+    [
+        (Policy(), AFTER, 99, None),
+        (Policy(due_at=DUE), BEFORE, 0, None),
+        (Policy(due_at=DUE), AFTER, 0, Closure.PAST_DUE),
+        (Policy(due_at=DUE, late_penalty=0.0), AFTER, 0, None),
+        (Policy(max_attempts=3), BEFORE, 2, None),
+        (Policy(max_attempts=3), BEFORE, 3, Closure.OUT_OF_ATTEMPTS),
+        (Policy(max_attempts=3), BEFORE, None, None),  # answers: attempts do not apply
+        (Policy(max_attempts=1, due_at=DUE), AFTER, 1, Closure.PAST_DUE),
+    ],
+)
+def test_closed(policy, at, used, closure):
+    closed = policy.closed(at, used)
+    assert (closed.closure if closed else None) == closure
+    if closed:
+        assert closed.message
+
+
+def test_closed_messages_say_why():
+    assert "2026-12-01 12:00" in Policy(due_at=DUE).closed(AFTER).message
+    assert "all 1 attempt " in Policy(max_attempts=1).closed(BEFORE, 1).message
+
+
+@pytest.mark.parametrize(
+    ("policy", "at", "penalty"),
+    [
+        (Policy(due_at=DUE, late_penalty=0.25), BEFORE, 0.0),
+        (Policy(due_at=DUE, late_penalty=0.25), AFTER, 0.25),
+        (Policy(due_at=DUE, late_penalty=3.0), AFTER, 1.0),
+        (Policy(late_penalty=0.5), AFTER, 0.0),
+    ],
+)
+def test_penalty(policy, at, penalty):
+    assert policy.penalty(at) == penalty
+
+
+@pytest.mark.parametrize(
+    ("policy", "at", "used", "passed", "shown"),
+    [
+        (Policy(), AFTER, 9, True, False),
+        (Policy(reveal=Reveal.AFTER_PASS), BEFORE, 1, False, False),
+        (Policy(reveal=Reveal.AFTER_PASS), BEFORE, 1, True, True),
+        (Policy(reveal=Reveal.AFTER_ATTEMPTS, reveal_after_attempts=3), BEFORE, 2, False, False),
+        (Policy(reveal=Reveal.AFTER_ATTEMPTS, reveal_after_attempts=3), BEFORE, 3, False, True),
+        (Policy(reveal=Reveal.AFTER_DUE, due_at=DUE), BEFORE, 0, True, False),
+        (Policy(reveal=Reveal.AFTER_DUE, due_at=DUE), AFTER, 0, False, True),
+    ],
+)
+def test_reveals(policy, at, used, passed, shown):
+    assert policy.reveals(at, used, passed) is shown

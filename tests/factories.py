@@ -1,0 +1,57 @@
+"""Rows for tests: a platform, a course, a placement of a lesson, and its students."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from service.store.database import Store
+from service.store.models import Course, Placement, Platform, User
+
+SCALED = "expert/scaled-dot-product"
+
+
+@dataclass(frozen=True)
+class Placed:
+    """A placement, and the first student in its course."""
+
+    placement_id: int
+    user_id: int
+    platform_id: int
+
+
+def place(store: Store, lesson_id: str = SCALED, **policy: Any) -> Placed:
+    """Place a lesson in a fresh course of a fresh platform, with one student."""
+    with store.session() as session:
+        count = session.query(Platform).count()
+        platform = Platform(
+            issuer=f"https://lms{count}.example",
+            client_id="tool",
+            name="Test LMS",
+            auth_login_url="https://lms.example/auth",
+            auth_token_url="https://lms.example/token",
+            key_set_url="https://lms.example/jwks",
+        )
+        session.add(platform)
+        session.flush()
+        course = Course(platform_id=platform.id, context_id="course-1", title="Attention")
+        session.add(course)
+        session.flush()
+        placement = Placement(
+            course_id=course.id, resource_link_id="link-1", lesson_id=lesson_id, **policy
+        )
+        session.add(placement)
+        session.flush()
+        user = User(platform_id=platform.id, sub="student-1", name="Ada")
+        session.add(user)
+        session.flush()
+        return Placed(placement.id, user.id, platform.id)
+
+
+def add_student(store: Store, placed: Placed, sub: str) -> int:
+    """Add another student to the placement's platform; return their id."""
+    with store.session() as session:
+        user = User(platform_id=placed.platform_id, sub=sub, name=sub)
+        session.add(user)
+        session.flush()
+        return user.id

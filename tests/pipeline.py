@@ -1,0 +1,167 @@
+"""The whole submission pipeline on real processes: the app, redis-server, Celery workers.
+
+Used by the fault tests and by benchmarks/pipeline.py. The app runs in this process (its
+test client makes the HTTP requests, or gunicorn serves it for the benchmark); workers are
+`codeblanks worker` child processes configured through CODEBLANKS_* variables.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import func, select
+
+from core.runs import RunRequest
+from service import create_app
+from service.settings import PREFIX, Settings
+from service.store.models import GradeSync, Submission
+from tests.factories import SCALED, Placed, add_student, place
+from tests.servers import REPO, RedisServer, WorkerProcess
+from workers.sandbox import BACKENDS, make_sandbox
+
+SOLUTION = (REPO / "lessons" / SCALED / "solution" / "model.py").read_text()
+
+
+def fastest_sandbox(settings: Settings) -> str:
+    """Return "warm" when that backend exists here and runs, else "bwrap"."""
+    if "warm" in BACKENDS:
+        try:
+            sandbox = make_sandbox("warm", settings.runtime_dir)
+            sandbox.run(RunRequest({"main.py": b"print(1)"}, "main.py"))
+            close = getattr(sandbox, "close", None)
+            if close is not None:
+                close()
+            return "warm"
+        except Exception:  # noqa: BLE001  not ready on this machine: use the cold backend
+            pass
+    return "bwrap"
+
+
+@dataclass(frozen=True)
+class Counts:
+    """How a batch of submissions fared; `duplicated` counts verdicts saved more than once."""
+
+    submitted: int
+    graded: int
+    lost: int
+    duplicated: int
+    extra_claims: int
+
+    def line(self, what: str) -> str:
+        """Return the counts as one line for the test log."""
+        return (
+            f"{what}: submitted={self.submitted} graded={self.graded} lost={self.lost} "
+            f"duplicated={self.duplicated} (extra claims after faults: {self.extra_claims})"
+        )
+
+
+class Pipeline:
+    """A private redis-server, a database, an app and any number of workers."""
+
+    def __init__(self, tmp_path: Path, redis: RedisServer, database_url: str, **changes: Any):
+        defaults: dict[str, Any] = {
+            "instance_dir": tmp_path / "instance",
+            "database_url": database_url,
+            "redis_url": redis.url,
+            "submit_rate": 1_000_000,
+            "lease_s": 6,
+            "queued_deadline_s": 3,
+            "sweep_interval_s": 1,
+        }
+        self.settings = replace(Settings.from_env(), **{**defaults, **changes})
+        self.tmp_path = tmp_path
+        self.redis = redis
+        self.app = create_app({"TESTING": True, "SETTINGS": self.settings})
+        self.store = self.app.extensions["store"]
+        self.client = self.app.test_client()
+        self.workers: list[WorkerProcess] = []
+        self.placed: Placed = place(self.store)
+        self._students = 0
+
+    def env(self) -> dict[str, str]:
+        """Return the settings as CODEBLANKS_* variables, for worker processes."""
+        return {
+            PREFIX + f.name.upper(): str(getattr(self.settings, f.name))
+            for f in fields(self.settings)
+        }
+
+    def start_worker(self, concurrency: int = 2, queues: str = "grade,sync") -> WorkerProcess:
+        """Start a worker process and wait until it consumes."""
+        log = self.tmp_path / f"worker-{len(self.workers)}.log"
+        worker = WorkerProcess(self.env(), log, queues)
+        worker.start(concurrency)
+        worker.wait_ready()
+        self.workers.append(worker)
+        return worker
+
+    def stop(self) -> None:
+        """Stop every worker, then close the app's connections."""
+        for worker in self.workers:
+            worker.stop()
+        self.store.dispose()
+
+    def student(self) -> None:
+        """Sign the client in as a new student of the placement."""
+        self._students += 1
+        user_id = add_student(self.store, self.placed, f"learner-{self._students}")
+        with self.client.session_transaction() as session:
+            session["user_id"] = user_id
+            session["placement_ids"] = [self.placed.placement_id]
+
+    def submit(self, source: str = SOLUTION) -> int:
+        """POST code through the API; return the submission's id."""
+        url = f"/api/placements/{self.placed.placement_id}/submissions"
+        response = self.client.post(url, json={"source": source})
+        assert response.status_code == 202, response.get_json()
+        return int(response.get_json()["id"])
+
+    def statuses(self, ids: Iterable[int]) -> dict[int, str]:
+        """Return each submission's status."""
+        with self.store.session() as session:
+            rows = session.execute(
+                select(Submission.id, Submission.status).where(Submission.id.in_(list(ids)))
+            )
+            return {sid: status for sid, status in rows}
+
+    def wait_until(self, ids: list[int], status: str, timeout: float) -> bool:
+        """Wait until every submission has the status; return whether they all did."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if all(s == status for s in self.statuses(ids).values()):
+                return True
+            time.sleep(0.2)
+        return False
+
+    def wait_for_syncs(self, timeout: float) -> int:
+        """Wait until no grade sync is pending; return how many still are."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with self.store.session() as session:
+                left = session.scalar(
+                    select(func.count(GradeSync.id)).where(GradeSync.status == "pending")
+                )
+            if not left or time.monotonic() > deadline:
+                return int(left or 0)
+            time.sleep(0.2)
+
+    def counts(self, ids: list[int]) -> Counts:
+        """Count the batch's outcome from the database, the source of truth."""
+        with self.store.session() as session:
+            rows = session.execute(
+                select(
+                    Submission.status, Submission.gradings, Submission.regrades, Submission.claims
+                ).where(Submission.id.in_(ids))
+            ).all()
+        graded = sum(1 for row in rows if row.status == "graded")
+        return Counts(
+            submitted=len(ids),
+            graded=graded,
+            lost=len(ids) - graded,
+            # a verdict per grading asked for: the first, and one per bulk regrade
+            duplicated=sum(1 for row in rows if row.gradings > 1 + row.regrades),
+            extra_claims=sum(row.claims - 1 - row.regrades for row in rows if row.claims > 1),
+        )

@@ -1,0 +1,145 @@
+from dataclasses import replace
+from datetime import timedelta
+
+import pytest
+
+from core.errors import GraderError
+from core.runs import RunOutcome, RunResult
+from service.store import submissions
+from service.store.database import Store
+from service.store.migrate import upgrade
+from service.store.models import GradeSync, Submission, utcnow
+from tests.factories import SCALED, place
+from workers.grading import Outcome, grade_stored
+from workers.sandbox.fake import FakeSandbox
+
+
+@pytest.fixture
+def store(database_url):
+    store = Store(database_url)
+    upgrade(store)
+    yield store
+    store.dispose()
+
+
+@pytest.fixture
+def expected(catalog):
+    return catalog.lesson(SCALED).exercise.expected_output.encode()
+
+
+@pytest.fixture
+def queued(store):
+    placed = place(store)
+    return submissions.create(store, placed.placement_id, placed.user_id, "print(1)", late=False)
+
+
+def prints(stdout):
+    return FakeSandbox(lambda request: RunResult(RunOutcome.EXITED, stdout, exit_code=0))
+
+
+def crashes(error):
+    def run(request):
+        raise error
+
+    return FakeSandbox(run)
+
+
+def row(store, submission_id):
+    with store.session() as session:
+        return session.get(Submission, submission_id)
+
+
+def test_grades_once_and_asks_for_a_sync(store, catalog, settings, queued, expected):
+    sandbox = prints(expected)
+    graded = grade_stored(store, catalog, sandbox, settings, queued)
+    assert graded.outcome is Outcome.GRADED
+    assert graded.sync == (row(store, queued).user_id, row(store, queued).placement_id)
+    again = grade_stored(store, catalog, sandbox, settings, queued)
+    assert again.outcome is Outcome.NOTHING_TO_DO
+    assert len(sandbox.requests) == 1
+    saved = row(store, queued)
+    assert (saved.run_status, saved.score, saved.gradings, saved.claims) == ("passed", 1.0, 1, 1)
+    assert sandbox.requests[0].files["model.py"] == b"print(1)"
+
+
+def test_a_wrong_output_is_a_failed_verdict_with_the_first_difference(
+    store, catalog, settings, queued
+):
+    grade_stored(store, catalog, prints(b"nope\n"), settings, queued)
+    saved = row(store, queued)
+    assert (saved.run_status, saved.diff_line, saved.diff_got) == ("failed", 1, "nope")
+
+
+def test_unknown_submission_is_nothing_to_do(store, catalog, settings):
+    assert grade_stored(store, catalog, prints(b""), settings, 404).outcome is Outcome.NOTHING_TO_DO
+
+
+def test_held_by_a_live_lease_says_when_to_look_again(store, catalog, settings, queued):
+    submissions.claim(store, queued, lease_s=30, now=utcnow())
+    graded = grade_stored(store, catalog, prints(b""), settings, queued)
+    assert graded.outcome is Outcome.HELD
+    assert 29 <= graded.retry_in_s <= 32
+
+
+@pytest.mark.parametrize(
+    "error", [GraderError("cgroup vanished"), OSError("no space left"), KeyError("bug")]
+)
+def test_a_grader_crash_is_retried_then_ends_as_a_visible_error(
+    store, catalog, settings, queued, error
+):
+    settings = replace(settings, grade_attempts=3)
+    sandbox = crashes(error)
+    outcomes = [grade_stored(store, catalog, sandbox, settings, queued).outcome for _ in range(3)]
+    assert outcomes == [Outcome.RETRY, Outcome.RETRY, Outcome.GAVE_UP]
+    saved = row(store, queued)
+    assert (saved.status, saved.run_status, saved.score, saved.gradings) == (
+        "graded",
+        "error",
+        0,
+        1,
+    )
+    assert type(error).__name__ in saved.grader_error
+    assert "our fault" in saved.feedback
+    with store.session() as session:
+        assert session.query(GradeSync).count() == 1
+
+
+def test_a_submission_that_keeps_losing_its_workers_ends_as_an_error(
+    store, catalog, settings, queued
+):
+    settings = replace(settings, grade_attempts=2, lease_s=1)
+    now = utcnow()
+    for n in range(2):  # two workers claimed it and died (their leases ran out)
+        submissions.claim(store, queued, 1, now + timedelta(seconds=5 * n))
+    clock = lambda: now + timedelta(seconds=20)  # noqa: E731
+    graded = grade_stored(store, catalog, prints(b""), settings, queued, clock=clock)
+    assert graded.outcome is Outcome.GAVE_UP
+    assert "lost workers" in row(store, queued).grader_error
+
+
+def test_a_worker_whose_lease_was_taken_over_saves_nothing(
+    store, catalog, settings, queued, expected
+):
+    settings = replace(settings, lease_s=1)
+    later = utcnow() + timedelta(seconds=5)
+
+    def slow_run(request):
+        # while this run is slow, the lease runs out and another worker takes over and saves
+        other = grade_stored(
+            store, catalog, prints(b"other\n"), settings, queued, clock=lambda: later
+        )
+        assert other.outcome is Outcome.GRADED
+        return RunResult(RunOutcome.EXITED, expected, exit_code=0)
+
+    graded = grade_stored(store, catalog, FakeSandbox(slow_run), settings, queued)
+    assert graded.outcome is Outcome.FENCED_OUT and graded.sync is None
+    saved = row(store, queued)
+    assert (saved.stdout, saved.gradings, saved.claims) == ("other\n", 1, 2)
+
+
+def test_a_lesson_missing_from_the_catalog_is_our_fault(store, catalog, settings):
+    placed = place(store, lesson_id="expert/gone")
+    sid = submissions.create(store, placed.placement_id, placed.user_id, "x", late=False)
+    settings = replace(settings, grade_attempts=1)
+    assert grade_stored(store, catalog, prints(b""), settings, sid).outcome is Outcome.GAVE_UP
+    assert "expert/gone" in row(store, sid).grader_error

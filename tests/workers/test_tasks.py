@@ -1,0 +1,88 @@
+import os
+from datetime import timedelta
+
+import pytest
+
+import workers.tasks  # noqa: F401  registers the tasks by name
+from core.runs import RunOutcome, RunResult
+from service.queue import GRADE_SUBMISSION, SWEEP, SYNC_GRADE, celery_config
+from service.store import submissions
+from service.store.models import Submission, utcnow
+from tests.factories import SCALED, place
+from workers.sandbox.fake import FakeSandbox
+from workers.sweep import sweep
+
+
+@pytest.fixture
+def celery_app(app):
+    return app.extensions["celery"]
+
+
+@pytest.fixture
+def sent(celery_app):
+    calls = []
+    celery_app.send_task = lambda name, args=None, **options: calls.append((name, args, options))
+    return calls
+
+
+@pytest.fixture
+def store(app):
+    return app.extensions["store"]
+
+
+@pytest.mark.parametrize(
+    ("name", "acks_late", "reject_on_worker_lost"),
+    [(GRADE_SUBMISSION, True, True), (SYNC_GRADE, True, None), (SWEEP, None, None)],
+)
+def test_tasks_have_stable_names_and_late_acks(celery_app, name, acks_late, reject_on_worker_lost):
+    task = celery_app.tasks[name]
+    assert task.name == name
+    if acks_late:
+        assert task.acks_late is True
+    if reject_on_worker_lost:
+        assert task.reject_on_worker_lost is True
+
+
+def test_celery_takes_one_message_at_a_time_and_routes_by_queue(settings):
+    config = celery_config(settings)
+    assert config["worker_prefetch_multiplier"] == 1
+    assert config["task_acks_late"] and config["task_reject_on_worker_lost"]
+    assert config["task_default_queue"] == "grade"
+    assert config["task_routes"][SYNC_GRADE] == {"queue": "sync"}
+    assert config["accept_content"] == ["json"]  # nothing from a message is unpickled
+
+
+def test_grade_submission_grades_then_sends_the_sync(app, celery_app, store, sent, catalog):
+    expected = catalog.lesson(SCALED).exercise.expected_output.encode()
+    fake = FakeSandbox(lambda request: RunResult(RunOutcome.EXITED, expected, exit_code=0))
+    app.extensions["sandboxes"] = {os.getpid(): fake}
+    placed = place(store)
+    sid = submissions.create(store, placed.placement_id, placed.user_id, "print(1)", late=False)
+    task = celery_app.tasks[GRADE_SUBMISSION]
+    assert task.apply(args=[sid]).get() == "graded"
+    assert sent == [(SYNC_GRADE, [placed.user_id, placed.placement_id], {"queue": "sync"})]
+    assert task.apply(args=[sid]).get() == "nothing_to_do"
+    assert len(fake.requests) == 1
+    with store.session() as session:
+        assert session.get(Submission, sid).run_status == "passed"
+
+
+def test_sync_grade_records_a_skip_without_a_poster(celery_app, store, sent):
+    placed = place(store)
+    sid = submissions.create(store, placed.placement_id, placed.user_id, "x", late=False)
+    claim = submissions.claim(store, sid, 30, utcnow())
+    submissions.fail(store, claim, "boom", utcnow())
+    assert celery_app.tasks[SYNC_GRADE].apply(args=[placed.user_id, placed.placement_id]).get() == (
+        "skipped"
+    )
+
+
+def test_sweep_task_enqueues_what_is_stuck_on_its_queue(app, celery_app, store, sent, settings):
+    placed = place(store)
+    sid = submissions.create(store, placed.placement_id, placed.user_id, "x", late=False)
+    old = utcnow() - timedelta(seconds=settings.queued_deadline_s + 1)
+    with store.session() as session:
+        session.get(Submission, sid).enqueued_at = old
+    assert celery_app.tasks[SWEEP].apply().get() == {"submissions": 1, "syncs": 0}
+    assert sent == [(GRADE_SUBMISSION, [sid], {"queue": "grade"})]
+    assert sweep(store, settings).submissions == []  # taken: the next sweep leaves it

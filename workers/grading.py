@@ -1,0 +1,107 @@
+"""Grading a stored submission: claim it, run it in the sandbox, save the verdict once.
+
+Celery-free, so that tests drive it directly; workers.tasks wraps it in a task.
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy.exc import DBAPIError
+
+from core.errors import GraderError
+from core.grading import Verdict, grade_source
+from core.lessons import Catalog
+from core.runs import Sandbox
+from service.settings import Settings
+from service.store import submissions
+from service.store.database import Store
+from service.store.models import utcnow
+from service.store.submissions import Claim, Held
+
+_SAVE_TRIES = 6  # ~30 s of backoff: a database that blinks does not cost a run
+
+
+class Outcome(enum.StrEnum):
+    """How one delivery of a submission ended."""
+
+    GRADED = "graded"
+    NOTHING_TO_DO = "nothing_to_do"  # graded already, or no such submission
+    HELD = "held"  # another worker holds the lease: look again when it expires
+    RETRY = "retry"  # the grader failed; the submission is queued again
+    GAVE_UP = "gave_up"  # the grader failed too often: saved as an `error` grade
+    FENCED_OUT = "fenced_out"  # our lease was taken over while we ran; nothing saved
+
+
+@dataclass(frozen=True)
+class Graded:
+    """The outcome, when to look again, and whose grade to sync."""
+
+    outcome: Outcome
+    retry_in_s: float = 0.0
+    sync: tuple[int, int] | None = None  # (user id, placement id)
+
+
+def grade_stored(
+    store: Store,
+    catalog: Catalog,
+    sandbox: Sandbox,
+    settings: Settings,
+    submission_id: int,
+    clock: Callable[[], datetime] = utcnow,
+) -> Graded:
+    """Grade one submission unless it is graded or held; save the verdict under the lease."""
+    claimed = submissions.claim(store, submission_id, settings.lease_s, clock())
+    if claimed is None:
+        return Graded(Outcome.NOTHING_TO_DO)
+    if isinstance(claimed, Held):
+        return Graded(Outcome.HELD, retry_in_s=_until(claimed, clock()))
+    if claimed.claims > settings.grade_attempts:
+        # claimed this often without a verdict: workers died on it; stop feeding it to them
+        problem = f"no verdict after {claimed.claims - 1} claims (lost workers)"
+        return _give_up(store, claimed, problem, clock)
+    try:
+        verdict = _grade(catalog, sandbox, claimed)
+    except Exception as exc:  # noqa: BLE001  any failure here is ours, never the student's
+        problem = f"{type(exc).__name__}: {exc}"
+        if claimed.claims >= settings.grade_attempts:
+            return _give_up(store, claimed, problem, clock)
+        _save(lambda: submissions.release(store, claimed, clock()))
+        return Graded(Outcome.RETRY, retry_in_s=2.0**claimed.claims)
+    saved = _save(lambda: submissions.finish(store, claimed, verdict, clock()))
+    if not saved:
+        return Graded(Outcome.FENCED_OUT)
+    return Graded(Outcome.GRADED, sync=(claimed.user_id, claimed.placement_id))
+
+
+def _give_up(store: Store, claimed: Claim, problem: str, clock: Callable[[], datetime]) -> Graded:
+    if _save(lambda: submissions.fail(store, claimed, problem, clock())):
+        return Graded(Outcome.GAVE_UP, sync=(claimed.user_id, claimed.placement_id))
+    return Graded(Outcome.FENCED_OUT)
+
+
+def _grade(catalog: Catalog, sandbox: Sandbox, claimed: Claim) -> Verdict:
+    lesson = catalog.lesson(claimed.lesson_id)
+    if lesson is None or lesson.exercise is None:
+        raise GraderError(f"this worker's catalog has no exercise {claimed.lesson_id!r}")
+    return grade_source(lesson.exercise, claimed.source.encode(), sandbox)
+
+
+def _save(write: Callable[[], bool]) -> bool:
+    """Run a fenced write, trying again while the database is unreachable."""
+    for attempt in range(_SAVE_TRIES):
+        try:
+            return write()
+        except DBAPIError:
+            if attempt == _SAVE_TRIES - 1:
+                raise
+            time.sleep(0.5 * 2**attempt)
+    raise AssertionError("unreachable")
+
+
+def _until(held: Held, now: datetime) -> float:
+    return max((held.until - now).total_seconds(), 0.0) + 1.0

@@ -1,0 +1,103 @@
+"""The Celery tasks, by stable name: thin wrappers that take ids and call workers.grading,
+workers.syncing and workers.sweep inside the Flask app's context."""
+
+from __future__ import annotations
+
+import os
+
+from celery import Task, shared_task
+from flask import current_app
+from sqlalchemy.exc import DBAPIError
+
+from core.lessons import Catalog
+from core.runs import Sandbox
+from service.queue import GRADE_SUBMISSION, SWEEP, SYNC_GRADE, SYNC_QUEUE, enqueue
+from service.settings import Settings
+from service.store.database import Store
+from workers.grading import Outcome, grade_stored
+from workers.sandbox import make_sandbox
+from workers.sweep import sweep as find_stuck
+from workers.syncing import Synced, backoff, posts_to_lms
+from workers.syncing import sync_grade as post_grade
+
+_DB_RETRIES = 20  # with backoff, about ten minutes of database outage
+
+
+@shared_task(
+    name=GRADE_SUBMISSION, bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=None
+)
+def grade_submission(self: Task, submission_id: int) -> str:
+    """Grade a stored submission once, then ask for its grade to be synced."""
+    try:
+        graded = grade_stored(_store(), _catalog(), _sandbox(), _settings(), submission_id)
+    except DBAPIError as exc:
+        # the database is away: this delivery gives up, a later one (or the sweep) goes on
+        _retry(self, backoff(self.request.retries + 1), exc)
+    if graded.outcome in (Outcome.HELD, Outcome.RETRY):
+        _retry(self, graded.retry_in_s)
+    if graded.sync is not None:
+        user_id, placement_id = graded.sync
+        if posts_to_lms(_store(), placement_id):
+            enqueue(self.app, SYNC_GRADE, [user_id, placement_id], queue=SYNC_QUEUE)
+        else:
+            # no LMS line item to post to: keep the grade now rather than send a message
+            # whose task could only record "skipped" (a whole Celery round trip per run)
+            post_grade(_store(), _catalog(), None, user_id, placement_id, 1)
+    return graded.outcome.value
+
+
+@shared_task(name=SYNC_GRADE, bind=True, acks_late=True, max_retries=None)
+def sync_grade(self: Task, user_id: int, placement_id: int) -> str:
+    """Post the user's lesson score on the placement to the LMS, with backoff on failure."""
+    poster = current_app.config.get("GRADE_POSTER")
+    try:
+        result = post_grade(
+            _store(), _catalog(), poster, user_id, placement_id, _settings().sync_attempts
+        )
+    except DBAPIError as exc:
+        _retry(self, backoff(self.request.retries + 1), exc)
+    if result.outcome is Synced.RETRY:
+        _retry(self, result.retry_in_s)
+    return result.outcome.value
+
+
+@shared_task(name=SWEEP, bind=True, ignore_result=True)
+def sweep(self: Task) -> dict[str, int]:
+    """Enqueue again what is stuck: submissions past their deadline, syncs past due."""
+    found = find_stuck(_store(), _settings())
+    for submission_id, queue in found.submissions:
+        enqueue(self.app, GRADE_SUBMISSION, [submission_id], queue=queue)
+    for placement_id, user_id in found.syncs:
+        enqueue(self.app, SYNC_GRADE, [user_id, placement_id], queue=SYNC_QUEUE)
+    return {"submissions": len(found.submissions), "syncs": len(found.syncs)}
+
+
+def _retry(task: Task, countdown: float, exc: Exception | None = None) -> None:
+    if task.request.retries >= _DB_RETRIES and exc is not None:
+        raise exc  # the sweep takes it from here once the database is back
+    raise task.retry(countdown=countdown, exc=exc)
+
+
+def _sandbox() -> Sandbox:
+    """Return this process's sandbox: built once per process (a warm pool must not fork)."""
+    sandboxes: dict[int, Sandbox] = current_app.extensions.setdefault("sandboxes", {})
+    pid = os.getpid()
+    if pid not in sandboxes:
+        settings = _settings()
+        sandboxes[pid] = make_sandbox(settings.sandbox, settings.runtime_dir)
+    return sandboxes[pid]
+
+
+def _store() -> Store:
+    store: Store = current_app.extensions["store"]
+    return store
+
+
+def _catalog() -> Catalog:
+    catalog: Catalog = current_app.extensions["catalog"]
+    return catalog
+
+
+def _settings() -> Settings:
+    settings: Settings = current_app.config["SETTINGS"]
+    return settings
