@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from dataclasses import dataclass
@@ -101,6 +102,64 @@ def lessons_check(obj: Context, paths: tuple[Path, ...]) -> None:
     sys.exit(0 if ok else 1)
 
 
+@main.group()
+def db() -> None:
+    """Work with the database."""
+
+
+@db.command("upgrade")
+@click.pass_obj
+def db_upgrade(obj: Context) -> None:
+    """Bring the database to the newest schema (every start does this too)."""
+    from service.store import Store
+    from service.store.migrate import upgrade
+
+    store = Store(obj.settings.database)
+    upgrade(store)
+    store.dispose()
+    click.echo(f"codeblanks: the {store.engine.dialect.name} database has the newest schema")
+
+
+@main.command()
+@click.option("--queues", default="grade,sync", show_default=True, help="Queues to serve.")
+@click.option("--concurrency", type=int, help="Pool processes (default: one per core).")
+@click.option("--loglevel", default="info", show_default=True)
+def worker(queues: str, concurrency: int | None, loglevel: str) -> None:
+    """Run a Celery worker that grades submissions, syncs grades and sweeps what is stuck.
+
+    Run another with `--queues regrade` for bulk regrades, so that they never delay students.
+    """
+    argv = [sys.executable, "-m", "celery", "-A", "workers.worker", "worker"]
+    argv += ["--queues", queues, "--loglevel", loglevel, "--without-gossip", "--without-mingle"]
+    if concurrency:
+        argv += ["--concurrency", str(concurrency)]
+    os.execv(sys.executable, argv)
+
+
+@main.command()
+@click.argument("placement_id", type=int)
+def regrade(placement_id: int) -> None:
+    """Grade every graded submission of PLACEMENT_ID again, on the bulk `regrade` queue."""
+    from service import create_app
+    from service.teacher import regrade as queue_regrade
+
+    app = create_app()
+    count = queue_regrade(app.extensions["store"], app.extensions["celery"], placement_id)
+    click.echo(f"codeblanks: {count} submissions queued for regrading")
+
+
+@main.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=5000, show_default=True)
+@click.option("--workers", "processes", default=2, show_default=True, help="Web processes.")
+@click.option("--threads", default=16, show_default=True, help="Threads per process.")
+def serve(host: str, port: int, processes: int, threads: int) -> None:
+    """Run the web app with gunicorn (threaded: a live status stream holds a thread)."""
+    argv = [sys.executable, "-m", "gunicorn", "--bind", f"{host}:{port}"]
+    argv += ["--workers", str(processes), "--threads", str(threads), "--worker-class", "gthread"]
+    os.execv(sys.executable, [*argv, "service:create_app()"])
+
+
 def _lessons_under(path: Path) -> list[Lesson]:
     if (path / "lesson.md").is_file():
         return [load_lesson(path)]
@@ -161,3 +220,13 @@ def _print_verdict(lesson: Lesson, verdict: Verdict) -> None:
 def _fail(message: str, code: int = 2) -> NoReturn:
     click.echo(f"codeblanks: {message}", err=True)
     sys.exit(code)
+
+
+def _add_lti_commands() -> None:
+    from service.lti.commands import keys, platforms
+
+    main.add_command(platforms)
+    main.add_command(keys)
+
+
+_add_lti_commands()

@@ -27,7 +27,11 @@ class LaunchProblem(Exception):
 
     title: str
     detail: str
-    check: str = ""
+    check: str = (
+        "that the activity was opened from the LMS just now (not replayed or bookmarked), and "
+        "that the tool's registration there matches this one: issuer, client id, deployment "
+        "id and key set URL"
+    )
     status: int = 400
 
     def __str__(self) -> str:
@@ -99,7 +103,7 @@ def check_message(body: Mapping[str, Any], base_url: str) -> str:
         _check_id(link.get("id"), "resource_link.id")
     else:
         _check_deep_linking(body.get(DL + "deep_linking_settings"))
-    _check_target(body.get(LTI + "target_link_uri"), base_url)
+    check_target(body.get(LTI + "target_link_uri"), base_url)
     for key, value in body.items():
         if isinstance(value, str) and len(value) > MAX_TEXT:
             raise LaunchProblem("Oversized claim", f"{key!r} is {len(value)} characters long")
@@ -135,7 +139,8 @@ def _check_deep_linking(settings: object) -> None:
         )
 
 
-def _check_target(target: object, base_url: str) -> None:
+def check_target(target: object, base_url: str) -> None:
+    """Refuse a target_link_uri that is not a URL of this tool."""
     if not isinstance(target, str):
         raise LaunchProblem("Missing target_link_uri", "the id_token has no target_link_uri")
     ours, theirs = urlsplit(base_url), urlsplit(target)

@@ -1,0 +1,97 @@
+"""The LTI Assignment and Grade Services poster: scores to the placement's line item.
+
+Implements core.platforms.GradePoster. Scores go through pylti1p3's AGS service (its Grade,
+LineItem and score URL handling, which keeps Moodle's `?type_id=N` query intact) over our
+CachingConnector (shared access tokens, timeouts). Posting the same score twice is harmless:
+the LMS keeps the latest by timestamp.
+"""
+
+from __future__ import annotations
+
+from pylti1p3.assignments_grades import AssignmentsGradesService
+from pylti1p3.grade import Grade
+from pylti1p3.lineitem import LineItem
+
+from core.errors import GraderError
+from core.platforms import Posted, ScorePost
+from service.lti.services import AGS_SCOPES, CachingConnector, describe
+from service.store.models import Platform
+
+CANVAS_SUBMISSION = "https://canvas.instructure.com/lti/submission"
+
+
+class AgsPoster:
+    """Posts lesson scores to LMS gradebooks; made once per worker process."""
+
+    def __init__(self, lti: object) -> None:
+        from service.lti.tool import LtiContext
+
+        assert isinstance(lti, LtiContext)
+        self._lti = lti
+
+    def post(self, score_post: ScorePost) -> Posted:
+        """Post one score, creating the line item first when the launch gave none."""
+        with self._lti.store.session() as session:
+            platform = session.get(Platform, score_post.platform_id)
+            if platform is None:
+                raise GraderError(f"platform {score_post.platform_id} is no longer registered")
+            access = self._lti.access(platform)
+        connector = CachingConnector(access, self._lti.tokens, self._lti.http)
+        service = AssignmentsGradesService(
+            connector,
+            {
+                "scope": list(AGS_SCOPES),
+                "lineitems": score_post.line_items_url,
+                "lineitem": score_post.line_item_url,
+            },
+        )
+        try:
+            line_item_url = score_post.line_item_url or self._create_line_item(service, score_post)
+            answer = service.put_grade(
+                self._grade(score_post, platform), LineItem({"id": line_item_url})
+            )
+        except Exception as exc:  # noqa: BLE001  any failure of the LMS call is retried
+            if "401" in describe(exc):
+                self._lti.tokens.forget(platform.id)
+            raise GraderError(f"the LMS refused the score: {describe(exc)}") from exc
+        body = answer.get("body") if isinstance(answer, dict) else answer
+        return Posted(response=str(body)[:2000], line_item_url=line_item_url)
+
+    def _create_line_item(self, service: AssignmentsGradesService, post: ScorePost) -> str:
+        if not post.line_items_url:
+            raise GraderError("the launch gave neither a line item nor a line items URL")
+        item = service.find_or_create_lineitem(
+            LineItem()
+            .set_label(post.label)
+            .set_score_maximum(post.score.maximum)
+            .set_resource_id(post.resource_id)
+            .set_resource_link_id(post.resource_link_id)
+            .set_tag("codeblanks"),
+            find_by="resource_link_id",
+        )
+        url = item.get_id()
+        if not url:
+            raise GraderError("the LMS made a line item without an id")
+        return str(url)
+
+    def _grade(self, post: ScorePost, platform: Platform) -> Grade:
+        grade = (
+            Grade()
+            .set_score_given(post.score.given)
+            .set_score_maximum(post.score.maximum)
+            .set_activity_progress(post.activity_progress)
+            .set_grading_progress(post.grading_progress)
+            .set_timestamp(post.timestamp.isoformat(timespec="milliseconds"))
+            .set_user_id(post.user_sub)
+        )
+        if "instructure.com" in platform.issuer or post.canvas:
+            grade.set_extra_claims(
+                {
+                    CANVAS_SUBMISSION: {
+                        "new_submission": post.grading_progress == "FullyGraded",
+                        "submission_type": "basic_lti_launch",
+                        "submitted_at": post.timestamp.isoformat(timespec="seconds"),
+                    }
+                }
+            )
+        return grade

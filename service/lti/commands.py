@@ -1,0 +1,154 @@
+"""`codeblanks platforms ...` and `codeblanks keys ...`: LTI administration from the shell."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+import click
+
+from service.settings import Settings
+
+if TYPE_CHECKING:
+    from service.keys import KeyRing
+    from service.store import Store
+
+# the heavy imports (SQLAlchemy, cryptography, pylti1p3) wait for a command that needs them,
+# so that `codeblanks grade` starts fast
+
+
+@contextmanager
+def _store() -> Iterator[Store]:
+    from service.instance import prepare
+    from service.store import Store
+    from service.store.migrate import upgrade
+
+    settings = Settings.from_env()
+    prepare(settings.instance_dir)
+    store = Store(settings.database)
+    try:
+        upgrade(store)
+        yield store
+    finally:
+        store.dispose()
+
+
+@click.group()
+def platforms() -> None:
+    """Register LMS platforms (Moodle, Canvas, ...) by hand."""
+
+
+@platforms.command("add")
+@click.option("--issuer", required=True, help="The platform's issuer (iss), e.g. its URL.")
+@click.option("--client-id", required=True, help="The client id the LMS gave this tool.")
+@click.option(
+    "--deployment-id",
+    "deployment_ids",
+    multiple=True,
+    required=True,
+    help="A deployment id (repeat for several).",
+)
+@click.option("--auth-login-url", required=True, help="The platform's OIDC auth endpoint.")
+@click.option("--auth-token-url", required=True, help="The platform's OAuth2 token endpoint.")
+@click.option("--key-set-url", required=True, help="The platform's public keys (JWKS).")
+@click.option("--name", default="", help="A name for admins.")
+@click.option(
+    "--auto-add-deployments",
+    is_flag=True,
+    help="Accept deployments not listed here when launches bring them.",
+)
+def platforms_add(
+    issuer: str,
+    client_id: str,
+    deployment_ids: tuple[str, ...],
+    auth_login_url: str,
+    auth_token_url: str,
+    key_set_url: str,
+    name: str,
+    auto_add_deployments: bool,
+) -> None:
+    """Register a platform (or add deployments to one already registered)."""
+    from service.lti import registration
+
+    with _store() as store:
+        try:
+            found = registration.add_platform(
+                store,
+                issuer=issuer,
+                client_id=client_id,
+                deployment_ids=list(deployment_ids),
+                auth_login_url=auth_login_url,
+                auth_token_url=auth_token_url,
+                key_set_url=key_set_url,
+                name=name,
+                auto_add_deployments=auto_add_deployments,
+            )
+        except ValueError as exc:
+            click.echo(f"codeblanks: {exc}", err=True)
+            sys.exit(2)
+    click.echo(
+        f"registered platform {found.id}: {found.name} ({found.issuer}), client id "
+        f"{found.client_id}, deployments {', '.join(found.deployment_ids)}"
+    )
+
+
+@platforms.command("list")
+def platforms_list() -> None:
+    """List registered platforms with their deployments."""
+    from service.lti import registration
+
+    with _store() as store:
+        found = registration.list_platforms(store)
+    if not found:
+        click.echo("no platforms registered (codeblanks platforms add --help)")
+    for p in found:
+        click.echo(
+            f"{p.id}\t{p.name}\t{p.issuer}\tclient {p.client_id}\t"
+            f"deployments {','.join(p.deployment_ids) or '-'}"
+            + ("\t(adds deployments)" if p.auto_add_deployments else "")
+        )
+
+
+@platforms.command("remove")
+@click.argument("platform_id", type=int)
+def platforms_remove(platform_id: int) -> None:
+    """Remove a platform and everything recorded for it."""
+    from service.lti import registration
+
+    with _store() as store:
+        if not registration.remove_platform(store, platform_id):
+            click.echo(f"codeblanks: no platform {platform_id}", err=True)
+            sys.exit(2)
+    click.echo(f"removed platform {platform_id}")
+
+
+@click.group()
+def keys() -> None:
+    """The tool's signing keys (published at /lti/jwks)."""
+
+
+@keys.command("rotate")
+def keys_rotate() -> None:
+    """Make a new signing key; the old one stays published for a grace period."""
+    ring = _ring()
+    old = ring.current()
+    new = ring.rotate()
+    click.echo(
+        f"signing with {new.kid}; {old.kid} stays in /lti/jwks for {ring.grace_s // 3600} hours"
+    )
+
+
+@keys.command("list")
+def keys_list() -> None:
+    """Show the published key ids, the signing one first."""
+    for jwk in _ring().jwks()["keys"]:
+        click.echo(jwk["kid"])
+
+
+def _ring() -> KeyRing:
+    from service.instance import prepare
+    from service.keys import KeyRing
+
+    return KeyRing(prepare(Settings.from_env().instance_dir) / "keys")

@@ -1,0 +1,61 @@
+"""Deep linking: the teacher picks lessons; each becomes an ltiResourceLink with a line item."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import jwt
+from pylti1p3.deep_link import DeepLink
+from pylti1p3.deep_link_resource import DeepLinkResource
+from pylti1p3.lineitem import LineItem
+
+from core.lessons import Lesson
+from service.lti.services import PlatformAccess, registration
+
+
+class _SignedDeepLink(DeepLink):  # type: ignore[misc]
+    """pylti1p3's DeepLink, signing with our key id (its own guess of the kid differs)."""
+
+    def __init__(self, access: PlatformAccess, deployment_id: str, settings: Mapping[str, Any]):
+        super().__init__(registration(access), deployment_id, dict(settings))
+        self._access = access
+
+    def encode_jwt(self, message: Mapping[str, Any]) -> str:
+        return jwt.encode(
+            dict(message),
+            self._access.key.private_pem,
+            algorithm="RS256",
+            headers={"kid": self._access.key.kid},
+        )
+
+
+def resource(lesson: Lesson, launch_url: str) -> DeepLinkResource:
+    """Return the content item for one lesson: its launch URL, custom lesson id, line item."""
+    line_item = (
+        LineItem()
+        .set_label(lesson.title)
+        .set_score_maximum(lesson.points)
+        .set_resource_id(lesson.id)
+        .set_tag("codeblanks")
+    )
+    return (
+        DeepLinkResource()
+        .set_url(launch_url)
+        .set_title(lesson.title)
+        .set_custom_params({"lesson": lesson.id})
+        .set_lineitem(line_item)
+    )
+
+
+def response_jwt(
+    access: PlatformAccess,
+    deployment_id: str,
+    settings: Mapping[str, Any],
+    lessons: Sequence[Lesson],
+    launch_url: str,
+) -> str:
+    """Return the signed LtiDeepLinkingResponse carrying one link per lesson."""
+    link = _SignedDeepLink(access, deployment_id, settings)
+    message = link.get_message_jwt([resource(lesson, launch_url) for lesson in lessons])
+    return str(link.encode_jwt(message))

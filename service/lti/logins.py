@@ -1,0 +1,170 @@
+"""OIDC logins in flight: one-time states bound to a platform and to the browser.
+
+A login stores its state with the platform (issuer and client id) it was made for, the
+nonce it sent, and a hash of a browser token. The launch that answers it must come back to
+the same browser: the token is in a cookie, or, where third-party cookies are blocked, in
+the platform's storage (LTI client-side postMessage storage). A state is consumed exactly
+once (an UPDATE that only one request can win), and a nonce is recorded per issuer so a
+captured id_token cannot be replayed with a fresh state either.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import timedelta
+
+from sqlalchemy import delete, select, update
+from sqlalchemy.exc import IntegrityError
+
+from service.lti.claims import LaunchProblem
+from service.lti.launch import Login
+from service.store.database import Store, changed
+from service.store.models import Deployment, LtiLogin, Platform, UsedNonce, utcnow
+
+LOGIN_LIFETIME = timedelta(minutes=10)
+NONCE_LIFETIME = timedelta(hours=2)  # longer than any id_token's life plus leeway
+
+
+@dataclass(frozen=True)
+class Started:
+    """A login just made: what goes to the platform and what goes to the browser."""
+
+    state: str
+    nonce: str
+    browser_token: str
+
+
+def find_platform(store: Store, issuer: str, client_id: str | None) -> Platform:
+    """Return the registration for a login's issuer (and client id, when given)."""
+    with store.session() as session:
+        query = select(Platform).where(Platform.issuer == issuer)
+        if client_id:
+            query = query.where(Platform.client_id == client_id)
+        found = list(session.scalars(query.limit(2)))
+    if not found:
+        who = f"issuer {issuer!r}" + (f" and client id {client_id!r}" if client_id else "")
+        raise LaunchProblem(
+            "Unknown platform",
+            f"no platform is registered with {who}",
+            "that the tool was registered for this LMS (codeblanks platforms add, or "
+            "dynamic registration), with this exact issuer and client id",
+        )
+    if len(found) > 1:
+        raise LaunchProblem(
+            "Ambiguous platform",
+            f"several registrations share issuer {issuer!r} and the login names no client_id",
+            "that the LMS sends client_id in its login request",
+        )
+    return found[0]
+
+
+def start(
+    store: Store, platform: Platform, params: Mapping[str, str], storage: str | None
+) -> Started:
+    """Record a new login for `platform`; return its state, nonce and browser token."""
+    started = Started(
+        state=secrets.token_urlsafe(32),
+        nonce=secrets.token_urlsafe(32),
+        browser_token=secrets.token_urlsafe(32),
+    )
+    now = utcnow()
+    with store.session() as session:
+        session.add(
+            LtiLogin(
+                state=started.state,
+                platform_id=platform.id,
+                nonce=started.nonce,
+                browser_hash=_hash(started.browser_token),
+                storage_target=storage,
+                params=dict(params),
+                created_at=now,
+                expires_at=now + LOGIN_LIFETIME,
+            )
+        )
+    return started
+
+
+def pending(store: Store, state: str) -> LtiLogin:
+    """Return the unused, unexpired login of a state, or raise LaunchProblem."""
+    with store.session() as session:
+        login = session.scalar(select(LtiLogin).where(LtiLogin.state == state))
+    if login is None or login.used_at is not None or login.expires_at < utcnow():
+        raise LaunchProblem(
+            "Unknown or used state",
+            "this launch does not answer a login in progress (it was used, has expired, or "
+            "never existed)",
+            "that the launch was not replayed; start it again from the LMS",
+            status=403,
+        )
+    return login
+
+
+def consume(store: Store, login: LtiLogin, browser_token: str | None) -> Login:
+    """Check the browser token and use the login up; return what the launch must match."""
+    if not browser_token or not hmac.compare_digest(_hash(browser_token), login.browser_hash):
+        raise LaunchProblem(
+            "Launch from another browser",
+            "the state of this launch was made for another browser session",
+            "that cookies for this tool are allowed, or open the tool in a new window",
+            status=403,
+        )
+    with store.session() as session:
+        won = changed(
+            session,
+            update(LtiLogin)
+            .where(LtiLogin.id == login.id, LtiLogin.used_at.is_(None))
+            .values(used_at=utcnow()),
+        )
+        platform = session.get(Platform, login.platform_id)
+    if not won or platform is None:
+        raise LaunchProblem("Unknown or used state", "this login was used already", status=403)
+    return Login(
+        platform.id, platform.issuer, platform.client_id, platform.key_set_url, login.nonce
+    )
+
+
+def use_nonce(store: Store, issuer: str, nonce: str) -> bool:
+    """Record a nonce as used for an issuer; return False if it was used before."""
+    try:
+        with store.session() as session:
+            session.add(UsedNonce(issuer=issuer, nonce=nonce, expires_at=utcnow() + NONCE_LIFETIME))
+    except IntegrityError:
+        return False
+    return True
+
+
+def deployment_known(store: Store, platform_id: int, deployment_id: str) -> bool:
+    """Return whether a deployment is registered, adding it if the platform opted in."""
+    with store.session() as session:
+        if session.scalar(
+            select(Deployment.id).where(
+                Deployment.platform_id == platform_id, Deployment.deployment_id == deployment_id
+            )
+        ):
+            return True
+        platform = session.get(Platform, platform_id)
+        if platform is None or not platform.auto_add_deployments:
+            return False
+    try:
+        with store.session() as session:
+            session.add(Deployment(platform_id=platform_id, deployment_id=deployment_id))
+    except IntegrityError:
+        pass  # a concurrent launch added it first
+    return True
+
+
+def purge(store: Store) -> int:
+    """Delete expired logins and nonces; return how many rows went."""
+    now = utcnow()
+    with store.session() as session:
+        gone = changed(session, delete(LtiLogin).where(LtiLogin.expires_at < now))
+        gone += changed(session, delete(UsedNonce).where(UsedNonce.expires_at < now))
+    return gone
+
+
+def _hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()

@@ -1,0 +1,81 @@
+"""The lesson picker's answers: a deep linking response, or a lesson for a resource link."""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response, redirect, render_template, request, session, url_for
+from sqlalchemy import select
+
+from core.lessons import Lesson
+from service.auth import current_user, session_token, sign_in
+from service.lti import tool
+from service.lti.claims import LaunchProblem
+from service.lti.deep_linking import response_jwt
+from service.store.models import Placement, Platform
+
+bp = Blueprint("lti_pick", __name__, url_prefix="/lti/pick")
+
+
+@bp.post("/deep-link")
+def deep_link() -> str:
+    """Send the picked lessons (or whole tracks) back to the LMS as resource links."""
+    user = current_user()
+    pending = session.get("deep_linking")
+    if user is None or not user.teacher_course_ids or not isinstance(pending, dict):
+        raise LaunchProblem("No deep linking in progress", "start again from the LMS", status=403)
+    ctx = tool.context()
+    lessons = _picked(request.form.getlist("lesson"), request.form.getlist("track"))
+    with ctx.store.session() as db:
+        platform = db.get(Platform, pending["platform_id"])
+    if platform is None:
+        raise LaunchProblem("Unknown platform", "the registration was removed", status=403)
+    settings = pending["settings"]
+    token = response_jwt(
+        ctx.access(platform), pending["deployment_id"], settings, lessons, ctx.launch_url
+    )
+    session.pop("deep_linking", None)
+    return render_template(
+        "lti/autopost.html", action=settings["deep_link_return_url"], fields={"JWT": token}
+    )
+
+
+@bp.post("/resource-link/<int:course_id>")
+def resource_link(course_id: int) -> Response:
+    """Place the picked lesson behind a resource link on its first (teacher's) launch."""
+    user = current_user()
+    link = request.args.get("link", "")
+    if user is None or course_id not in user.teacher_course_ids or not link:
+        raise LaunchProblem("Not allowed", "only the course's teachers can pick", status=403)
+    ctx = tool.context()
+    lesson = ctx.catalog.lesson(request.form.get("lesson", ""))
+    if lesson is None:
+        raise LaunchProblem("Unknown lesson", "pick one of the listed lessons")
+    with ctx.store.session() as db:
+        placement = db.scalar(
+            select(Placement).where(
+                Placement.course_id == course_id, Placement.resource_link_id == link
+            )
+        )
+        if placement is None:
+            placement = Placement(
+                course_id=course_id, resource_link_id=link, lesson_id=lesson.id, title=lesson.title
+            )
+            db.add(placement)
+            db.flush()
+        placement_id = placement.id
+    sign_in(user.user_id, [placement_id], teacher_course_ids=[course_id])
+    return redirect(url_for("teacher.placement", placement_id=placement_id, s=session_token()))
+
+
+def _picked(ids: list[str], tracks: list[str]) -> list[Lesson]:
+    catalog = tool.context().catalog
+    chosen: list[Lesson] = []
+    for track in catalog.tracks.values():
+        if track.title in tracks:
+            chosen += [catalog.lessons[i] for i in track.lesson_ids]
+    for lesson_id in ids:
+        lesson = catalog.lesson(lesson_id)
+        if lesson is not None and lesson not in chosen:
+            chosen.append(lesson)
+    if not chosen:
+        raise LaunchProblem("Nothing picked", "choose at least one lesson or track")
+    return chosen

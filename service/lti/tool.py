@@ -1,0 +1,161 @@
+"""The tool's LTI context (made once in the app factory) and what a valid launch opens."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+import requests
+from flask import Flask, Response, current_app, redirect, render_template, session, url_for
+
+from core.lessons import Catalog
+from service.auth import session_token, sign_in
+from service.keys import KeyRing
+from service.lti import launches, logins
+from service.lti.claims import DEEP_LINKING, DL, LaunchProblem
+from service.lti.keysets import KeySets
+from service.lti.launch import HardenedLaunch, Login, ValidLaunch
+from service.lti.services import PlatformAccess, TokenCache, http_session
+from service.settings import Settings
+from service.store.database import Store
+from service.store.models import Platform
+
+
+@dataclass
+class LtiContext:
+    """Everything the LTI views and the AGS poster share in one process."""
+
+    settings: Settings
+    store: Store
+    catalog: Catalog
+    keys: KeyRing
+    key_sets: KeySets
+    tokens: TokenCache
+    http: requests.Session
+
+    @property
+    def base_url(self) -> str:
+        """Return the tool's public base URL, without a trailing slash."""
+        return self.settings.base_url.rstrip("/")
+
+    @property
+    def launch_url(self) -> str:
+        """Return the URL every LTI message is sent to."""
+        return self.base_url + "/lti/launch"
+
+    def access(self, platform: Platform) -> PlatformAccess:
+        """Return what calls to this platform's services need."""
+        return PlatformAccess(
+            platform.id,
+            platform.issuer,
+            platform.client_id,
+            platform.auth_token_url,
+            self.keys.current(),
+        )
+
+
+def init_app(app: Flask) -> None:
+    """Make the LTI context from the app's settings, store and catalog."""
+    settings: Settings = app.config["SETTINGS"]
+    http = http_session()
+    app.extensions["lti"] = LtiContext(
+        settings=settings,
+        store=app.extensions["store"],
+        catalog=app.extensions["catalog"],
+        keys=KeyRing(settings.instance_dir / "keys"),
+        key_sets=KeySets(http),
+        tokens=TokenCache(),
+        http=http,
+    )
+
+
+def context() -> LtiContext:
+    """Return the current app's LTI context."""
+    found: LtiContext = current_app.extensions["lti"]
+    return found
+
+
+def validate(ctx: LtiContext, form: Mapping[str, str], login: Login) -> ValidLaunch:
+    """Run the hardened launch validation against the login it answers."""
+    return HardenedLaunch(
+        form,
+        login,
+        ctx.key_sets,
+        ctx.base_url,
+        functools.partial(logins.use_nonce, ctx.store),
+        functools.partial(logins.deployment_known, ctx.store),
+    ).run()
+
+
+def open(ctx: LtiContext, valid: ValidLaunch) -> Response:  # noqa: A001 - the launch opens
+    """Record who launched where, start their session, and answer with the right page."""
+    opened = launches.record(ctx.store, ctx.catalog, valid)
+    sign_in(
+        opened.user_id,
+        [opened.placement_id] if opened.placement_id else [],
+        teacher_course_ids=[opened.course_id] if opened.teacher else [],
+    )
+    token = session_token()
+    if valid.message_type == DEEP_LINKING:
+        if not opened.teacher:
+            raise LaunchProblem(
+                "Not a teacher", "only teachers can add lessons to a course", status=403
+            )
+        settings = valid.body[DL + "deep_linking_settings"]
+        session["deep_linking"] = {
+            "platform_id": valid.platform_id,
+            "deployment_id": valid.claim("deployment_id"),
+            "settings": settings,
+        }
+        token = session_token()
+        return _page(
+            render_template(
+                "lti/picker.html",
+                tracks=_tracks(ctx.catalog),
+                action=url_for("lti_pick.deep_link", s=token),
+                deep_linking=True,
+                multiple=bool(settings.get("accept_multiple", True)),
+            )
+        )
+    target = urlsplit(str(valid.claim("target_link_uri", ""))).path
+    if target.endswith("/lti/course"):  # Canvas's course navigation: the whole course
+        endpoint = "teacher.gradebook" if opened.teacher else "pages.course"
+        return redirect(url_for(endpoint, course_id=opened.course_id, s=token))
+    if opened.placement_id is None:
+        if opened.teacher:
+            return _page(
+                render_template(
+                    "lti/picker.html",
+                    tracks=_tracks(ctx.catalog),
+                    action=url_for(
+                        "lti_pick.resource_link",
+                        course_id=opened.course_id,
+                        link=opened.resource_link_id,
+                        s=token,
+                    ),
+                    deep_linking=False,
+                    multiple=False,
+                )
+            )
+        return _page(render_template("lti/not_ready.html"))
+    endpoint = "teacher.placement" if opened.teacher else "pages.lesson"
+    return redirect(url_for(endpoint, placement_id=opened.placement_id, s=token))
+
+
+def _tracks(catalog: Catalog) -> list[tuple[str, list[tuple[str, str, float]]]]:
+    return [
+        (
+            track.title,
+            [
+                (lid, catalog.lessons[lid].title, catalog.lessons[lid].points)
+                for lid in track.lesson_ids
+            ],
+        )
+        for track in catalog.tracks.values()
+    ]
+
+
+def _page(html: str) -> Response:
+    return Response(html, mimetype="text/html")

@@ -1,0 +1,159 @@
+"""The LTI endpoints: login, launch, key set, Canvas configuration, dynamic registration.
+
+A view parses the request, calls one function, and renders. Every refusal is a LaunchProblem
+rendered as a 4xx page saying what to check, and logged; nothing about the user is stored.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+from urllib.parse import urlencode
+
+from flask import Blueprint, Response, current_app, redirect, render_template, request
+
+from service.lti import logins, registration, tool
+from service.lti.claims import LaunchProblem, check_target
+
+bp = Blueprint("lti", __name__, url_prefix="/lti")
+log = logging.getLogger("codeblanks.lti")
+COOKIE_PREFIX = "cb_login_"
+
+
+@bp.route("/login", methods=["GET", "POST"])
+def login() -> Response:
+    """Start an OIDC login for a platform's launch (Moodle POSTs it; Canvas GETs it)."""
+    params = {k: v for k, v in request.values.items() if isinstance(v, str)}
+    for required in ("iss", "login_hint", "target_link_uri"):
+        if not params.get(required):
+            raise LaunchProblem(
+                "Incomplete login", f"the login request has no {required}", "the LMS's tool URL"
+            )
+    context = tool.context()
+    check_target(params["target_link_uri"], context.settings.base_url)
+    platform = logins.find_platform(context.store, params["iss"], params.get("client_id"))
+    storage = params.get("lti_storage_target") or None
+    started = logins.start(context.store, platform, params, storage)
+    query = {
+        "scope": "openid",
+        "response_type": "id_token",
+        "response_mode": "form_post",
+        "prompt": "none",
+        "client_id": platform.client_id,
+        "redirect_uri": context.launch_url,
+        "login_hint": params["login_hint"],
+        "state": started.state,
+        "nonce": started.nonce,
+    }
+    if params.get("lti_message_hint"):
+        query["lti_message_hint"] = params["lti_message_hint"]
+    auth_url = platform.auth_login_url + ("&" if "?" in platform.auth_login_url else "?")
+    auth_url += urlencode(query)
+    if storage:
+        response = Response(
+            render_template(
+                "lti/storage_login.html",
+                auth_url=auth_url,
+                target=storage,
+                key=f"state_{started.state}",
+                value=started.browser_token,
+                origin=_origin(platform.auth_login_url),
+            )
+        )
+    else:
+        response = redirect(auth_url)
+    _set_login_cookie(response, started.state, started.browser_token)
+    return response
+
+
+@bp.post("/launch")
+def launch() -> Response | str:
+    """Validate a launch and open what it points at (lesson, picker or deep linking)."""
+    form = {k: v for k, v in request.form.items() if isinstance(v, str)}
+    state = form.get("state", "")
+    if not state:
+        raise LaunchProblem("Missing state", "the launch POST carries no state", status=400)
+    context = tool.context()
+    pending = logins.pending(context.store, state)
+    token = request.cookies.get(COOKIE_PREFIX + state[:16]) or form.get("browser_token")
+    if not token:
+        if pending.storage_target:
+            return render_template(
+                "lti/storage_launch.html",
+                form=form,
+                target=pending.storage_target,
+                key=f"state_{state}",
+                origin=_origin(_auth_url(context, pending.platform_id)),
+            )
+        return render_template(
+            "lti/new_window.html",
+            relaunch=context.base_url + "/lti/login?" + urlencode(pending.params),
+        )
+    valid = tool.validate(context, form, logins.consume(context.store, pending, token))
+    response = tool.open(context, valid)
+    response.delete_cookie(COOKIE_PREFIX + state[:16], path="/lti/")
+    return response
+
+
+@bp.get("/jwks")
+def jwks() -> Response:
+    """Publish the tool's public keys (current and recently retired)."""
+    response = current_app.json.response(tool.context().keys.jwks())
+    response.headers["Cache-Control"] = "public, max-age=300"
+    return response
+
+
+@bp.get("/config.json")
+def canvas_config() -> Response:
+    """Return the Canvas developer-key JSON for this tool."""
+    return current_app.json.response(registration.canvas_config(tool.context()))
+
+
+@bp.get("/register")
+def register() -> str:
+    """Answer a platform's dynamic registration: register, then close the registration frame."""
+    config_url = request.args.get("openid_configuration", "")
+    token = request.args.get("registration_token")
+    platform = registration.register(tool.context(), config_url, token)
+    return render_template("lti/registered.html", platform=platform)
+
+
+@bp.errorhandler(LaunchProblem)
+def refused(problem: LaunchProblem) -> tuple[str, int]:
+    """Render a refused launch: what went wrong and what the admin should check."""
+    log.warning(
+        "launch refused: %s",
+        problem,
+        extra={"title": problem.title, "check": problem.check, "path": request.path},
+    )
+    return render_template("lti/error.html", problem=problem), problem.status
+
+
+def _set_login_cookie(response: Response, state: str, token: str) -> None:
+    secure = request.is_secure
+    response.set_cookie(
+        COOKIE_PREFIX + state[:16],
+        token,
+        max_age=int(logins.LOGIN_LIFETIME.total_seconds()),
+        path="/lti/",
+        httponly=True,
+        secure=secure,
+        # the launch is a cross-site POST from the LMS: only SameSite=None (which browsers
+        # accept only with Secure) comes back with it; plain http is for loopback LMSs
+        samesite="None" if secure else "Lax",
+    )
+
+
+def _origin(url: str) -> str:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def _auth_url(context: Any, platform_id: int) -> str:
+    from service.store.models import Platform
+
+    with context.store.session() as session:
+        platform = session.get(Platform, platform_id)
+        return platform.auth_login_url if platform else ""

@@ -1,0 +1,99 @@
+"""A real tool and a real, independent LTI platform (the demo LMS), each on its own port."""
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import pytest
+import requests
+from sqlalchemy import func, select
+
+from service import create_app
+from service.demo.server import BackgroundServer, DemoServer
+from service.lti import registration
+from service.settings import Settings
+from service.store.models import Course, Membership, Placement, User
+
+
+@dataclass
+class Lms:
+    """The tool and the platform, registered with each other."""
+
+    tool_url: str
+    app: object
+    demo: DemoServer
+    client_id: str
+    deployment_id: str
+
+    @property
+    def platform(self):
+        return self.demo.platform
+
+    @property
+    def store(self):
+        return self.app.extensions["store"]
+
+    @property
+    def lti(self):
+        return self.app.extensions["lti"]
+
+    def link(self, lesson="expert/what-is-attention", title="What is attention?", score=8.0):
+        custom = {"lesson": lesson} if lesson else {}
+        return self.platform.add_link(self.client_id, title, custom=custom, score_maximum=score)
+
+    def counts(self):
+        """Rows a launch stores: users, courses, memberships, placements."""
+        with self.store.session() as session:
+            return tuple(
+                session.scalar(select(func.count()).select_from(model))
+                for model in (User, Course, Membership, Placement)
+            )
+
+
+def make_lms(tmp_path: Path, **demo_config) -> tuple[Lms, BackgroundServer]:
+    tool_server = BackgroundServer()
+    demo = DemoServer(tmp_path / "demo", tool_url=tool_server.url, **demo_config)
+    settings = replace(
+        Settings.from_env(),
+        instance_dir=tmp_path / "instance",
+        database_url=f"sqlite:///{tmp_path / 'tool.db'}",
+        redis_url="redis://127.0.0.1:9/0",
+        base_url=tool_server.url,
+    )
+    app = create_app({"TESTING": True, "SETTINGS": settings})
+    tool_server.mount(app)
+    tool_server.start()
+    demo.start()
+    tool = demo.platform.register_tool(
+        name="CodeBlanks",
+        login_url=tool_server.url + "/lti/login",
+        launch_url=tool_server.url + "/lti/launch",
+        jwks_url=tool_server.url + "/lti/jwks",
+        deep_link_url=tool_server.url + "/lti/launch",
+    )
+    registration.add_platform(
+        app.extensions["store"],
+        issuer=demo.platform.issuer,
+        client_id=tool.client_id,
+        deployment_ids=[tool.deployment_id],
+        auth_login_url=demo.platform.auth_url,
+        auth_token_url=demo.platform.token_url,
+        key_set_url=demo.platform.jwks_url,
+        name="Demo",
+    )
+    return Lms(tool_server.url, app, demo, tool.client_id, tool.deployment_id), tool_server
+
+
+@pytest.fixture
+def lms(tmp_path):
+    found, tool_server = make_lms(tmp_path)
+    yield found
+    found.demo.stop()
+    tool_server.stop()
+    found.store.dispose()
+
+
+@pytest.fixture
+def browser():
+    """A cookie-keeping HTTP client, as a browser would be."""
+    with requests.Session() as session:
+        yield session

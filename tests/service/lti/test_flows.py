@@ -1,0 +1,282 @@
+"""Full LTI flows over real HTTP between the tool and the independent demo platform."""
+
+import re
+from urllib.parse import parse_qsl, urljoin, urlsplit
+
+import jwt
+from sqlalchemy import select
+
+from service.demo.browser import parse_form, run_launch
+from service.lti import registration
+from service.lti.ags import AgsPoster
+from service.lti.roster import sync_roster
+from service.store.models import Course, Membership, Placement, Platform, User
+from workers.syncing import Synced, sync_grade
+
+SEED = "expert/what-is-attention"
+
+
+def follow(browser, response):
+    """Follow one redirect of the tool, as a browser would."""
+    assert response.status_code in (302, 303), (response.status_code, response.text[:500])
+    return browser.get(urljoin(response.url, response.headers["Location"]), timeout=10)
+
+
+def test_student_launch_opens_the_placed_lesson(lms, browser):
+    link = lms.link()
+    trace = run_launch(browser, lms.platform.launch("ali", link.id))
+    assert urlsplit(trace.launch.headers["Location"]).path.startswith("/lessons/")
+    page = follow(browser, trace.launch)
+    assert page.status_code == 200 and "What is attention?" in page.text
+    with lms.store.session() as session:
+        user = session.scalar(select(User))
+        placement = session.scalar(select(Placement))
+        membership = session.scalar(select(Membership))
+        course = session.scalar(select(Course))
+    assert user.sub == lms.platform.user_sub("ali") and user.name
+    assert placement.lesson_id == SEED and placement.resource_link_id == link.id
+    assert placement.line_item_url and "lineitems" in placement.line_item_url
+    assert course.line_items_url and course.memberships_url
+    assert membership.teacher is False
+
+
+def test_teacher_launch_opens_the_teacher_view(lms, browser):
+    link = lms.link()
+    trace = run_launch(browser, lms.platform.launch("ada", link.id))
+    assert "/teach/placements/" in trace.launch.headers["Location"]
+    assert follow(browser, trace.launch).status_code == 200
+
+
+def test_moodle_style_post_login_works(tmp_path, browser):
+    from tests.service.lti.conftest import make_lms
+
+    lms, server = make_lms(tmp_path, login_method="POST", service_url_query="type_id=1")
+    try:
+        trace = run_launch(browser, lms.platform.launch("ali", lms.link().id))
+        assert follow(browser, trace.launch).status_code == 200
+    finally:
+        lms.demo.stop()
+        server.stop()
+
+
+def test_teachers_first_click_picks_the_lesson_and_students_wait(lms, browser):
+    link = lms.link(lesson=None)
+    student = run_launch(browser, lms.platform.launch("berna", link.id))
+    assert student.launch.status_code == 200 and "not set up yet" in student.launch.text
+    with lms.store.session() as session:
+        assert session.scalar(select(Placement)) is None
+    teacher = run_launch(browser, lms.platform.launch("ada", link.id))
+    assert teacher.launch.status_code == 200 and "Choose the lesson" in teacher.launch.text
+    action = re.search(r'action="([^"]+)"', teacher.launch.text).group(1).replace("&amp;", "&")
+    chosen = browser.post(
+        urljoin(lms.tool_url, action), data={"lesson": SEED}, allow_redirects=False
+    )
+    assert "/teach/placements/" in chosen.headers["Location"]
+    with lms.store.session() as session:
+        assert session.scalar(select(Placement)).lesson_id == SEED
+    again = run_launch(browser, lms.platform.launch("berna", link.id))
+    assert "/lessons/" in again.launch.headers["Location"]
+
+
+def test_deep_linking_round_trip_places_lessons_with_line_items(lms, browser):
+    before = {link.id for link in lms.platform.links()}
+    trace = run_launch(browser, lms.platform.deep_link("ada", lms.client_id))
+    assert trace.launch.status_code == 200 and "Add lessons to your course" in trace.launch.text
+    action = re.search(r'action="([^"]+)"', trace.launch.text).group(1).replace("&amp;", "&")
+    picked = browser.post(
+        urljoin(lms.tool_url, action),
+        data={"lesson": [SEED, "expert/causal-masking"]},
+        allow_redirects=False,
+    )
+    assert picked.status_code == 200
+    form = parse_form(picked.text, lms.tool_url)
+    claims = jwt.decode(form.fields["JWT"], options={"verify_signature": False})
+    items = claims["https://purl.imsglobal.org/spec/lti-dl/claim/content_items"]
+    assert [i["custom"]["lesson"] for i in items] == [SEED, "expert/causal-masking"]
+    assert (
+        items[0]["lineItem"]["scoreMaximum"] == 8.0 and items[0]["lineItem"]["resourceId"] == SEED
+    )
+    returned = browser.post(form.action, data=form.fields, timeout=10)
+    assert returned.status_code == 200, returned.text[:500]
+    new = [link for link in lms.platform.links() if link.id not in before]
+    assert [link.custom["lesson"] for link in new] == [SEED, "expert/causal-masking"]
+    assert all(lms.platform.lineitems_of(link)[0].score_maximum == 8.0 for link in new)
+    student = run_launch(browser, lms.platform.launch("ali", new[0].id))
+    assert "/lessons/" in student.launch.headers["Location"]
+
+
+def signed_in_headers(browser, lms, who, link):
+    trace = run_launch(browser, lms.platform.launch(who, link.id))
+    query = dict(parse_qsl(urlsplit(trace.launch.headers["Location"]).query))
+    placement_id = int(urlsplit(trace.launch.headers["Location"]).path.rsplit("/", 1)[1])
+    return {"X-CodeBlanks-Session": query["s"]}, placement_id
+
+
+def test_answers_reach_the_platform_gradebook_with_the_right_fields(lms, browser):
+    link = lms.link()
+    headers, placement_id = signed_in_headers(browser, lms, "ali", link)
+    fresh = __import__("requests").Session()  # no cookies: the header alone signs in
+    answered = fresh.post(
+        f"{lms.tool_url}/api/placements/{placement_id}/answers",
+        json={"question_id": "weighted-average", "answer": "@"},
+        headers=headers,
+    )
+    assert answered.status_code == 201, answered.text
+    with lms.store.session() as session:
+        user_id = session.scalar(select(User.id))
+    poster = AgsPoster(lms.lti)
+    result = sync_grade(lms.store, lms.lti.catalog, poster, user_id, placement_id, 3)
+    assert result.outcome is Synced.SENT, _debug_last_error(lms)
+    [score] = lms.platform.scores(user="ali")
+    assert score.applied
+    body = score.body
+    assert body["userId"] == lms.platform.user_sub("ali")
+    assert body["scoreGiven"] == 1.0 and body["scoreMaximum"] == 8.0
+    assert body["activityProgress"] == "Completed" and body["gradingProgress"] == "FullyGraded"
+    assert re.match(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00$", body["timestamp"])
+
+
+def test_line_item_is_made_when_the_launch_gave_none(lms, browser):
+    link = lms.link(score=None)
+    headers, placement_id = signed_in_headers(browser, lms, "can", link)
+    with lms.store.session() as session:
+        assert session.get(Placement, placement_id).line_item_url is None
+    answered = __import__("requests").post(
+        f"{lms.tool_url}/api/placements/{placement_id}/answers",
+        json={"question_id": "rnn-advantage", "answer": 1},
+        headers=headers,
+    )
+    assert answered.status_code == 201
+    with lms.store.session() as session:
+        user_id = session.scalar(select(User.id))
+    assert (
+        sync_grade(lms.store, lms.lti.catalog, AgsPoster(lms.lti), user_id, placement_id, 3).outcome
+        is Synced.SENT
+    )
+    [item] = lms.platform.lineitems_of(link)
+    assert item.score_maximum == 8.0 and item.resource_id == SEED
+    with lms.store.session() as session:
+        assert session.get(Placement, placement_id).line_item_url
+    assert lms.platform.scores(item.id)[0].body["scoreGiven"] == 1.0
+
+
+def test_service_tokens_are_cached_and_lms_outages_retry(lms, browser):
+    link = lms.link()
+    headers, placement_id = signed_in_headers(browser, lms, "ali", link)
+    with lms.store.session() as session:
+        user_id = session.scalar(select(User.id))
+    poster = AgsPoster(lms.lti)
+    import requests
+
+    for question, answer in (("rnn-advantage", 1), ("weighted-average", "@")):
+        requests.post(
+            f"{lms.tool_url}/api/placements/{placement_id}/answers",
+            json={"question_id": question, "answer": answer},
+            headers=headers,
+        )
+        assert (
+            sync_grade(lms.store, lms.lti.catalog, poster, user_id, placement_id, 3).outcome
+            is Synced.SENT
+        )
+    assert lms.lti.tokens.requested == 1
+    lms.platform.fail("ags", times=1)
+    requests.post(
+        f"{lms.tool_url}/api/placements/{placement_id}/answers",
+        json={"question_id": "concepts", "answer": {}},
+        headers=headers,
+    )
+    failed = sync_grade(lms.store, lms.lti.catalog, poster, user_id, placement_id, 3)
+    assert failed.outcome is Synced.RETRY
+    assert (
+        sync_grade(lms.store, lms.lti.catalog, poster, user_id, placement_id, 3).outcome
+        is Synced.SENT
+    )
+    assert lms.platform.scores(user="ali")[-1].body["scoreGiven"] == 2.0
+
+
+def test_roster_lists_students_who_never_launched(lms, browser):
+    signed_in_headers(browser, lms, "ali", lms.link())
+    with lms.store.session() as session:
+        course_id = session.scalar(select(Course.id))
+    synced = sync_roster(lms.lti, course_id)
+    assert synced.members == 4 and synced.added == 3
+    with lms.store.session() as session:
+        rows = session.execute(
+            select(User.name, Membership.teacher, Membership.seen_at).join(
+                Membership, Membership.user_id == User.id
+            )
+        ).all()
+    assert len(rows) == 4
+    assert sum(1 for _, teacher, _ in rows if teacher) == 1
+    assert sum(1 for _, _, seen in rows if seen is None) == 3
+
+
+def test_dynamic_registration_end_to_end(lms, browser):
+    url = lms.platform.start_registration(lms.tool_url + "/lti/register")
+    page = browser.get(url, timeout=10)
+    assert page.status_code == 200, page.text[:500]
+    assert "org.imsglobal.lti.close" in page.text
+    platforms = registration.list_platforms(lms.store)
+    assert len(platforms) == 2
+    new = platforms[-1]
+    assert new.issuer == lms.platform.issuer and new.client_id != lms.client_id
+    assert new.deployment_ids and new.key_set_url == lms.platform.jwks_url
+    tool = lms.platform.tool(new.client_id)
+    assert tool.login_url == lms.tool_url + "/lti/login"
+    used_again = browser.get(url, timeout=10)  # the registration token is one-time
+    assert used_again.status_code >= 400
+
+
+def test_key_rotation_keeps_the_platform_verifying(lms, browser):
+    link = lms.link()
+    headers, placement_id = signed_in_headers(browser, lms, "ali", link)
+    old = lms.lti.keys.current()
+    new = lms.lti.keys.rotate()
+    kids = [k["kid"] for k in browser.get(lms.tool_url + "/lti/jwks").json()["keys"]]
+    assert kids == [new.kid, old.kid]
+    lms.lti.tokens.forget(1)
+    with lms.store.session() as session:
+        user_id = session.scalar(select(User.id))
+    __import__("requests").post(
+        f"{lms.tool_url}/api/placements/{placement_id}/answers",
+        json={"question_id": "rnn-advantage", "answer": 1},
+        headers=headers,
+    )
+    assert (
+        sync_grade(lms.store, lms.lti.catalog, AgsPoster(lms.lti), user_id, placement_id, 3).outcome
+        is Synced.SENT
+    )
+
+
+def test_canvas_configuration(lms, browser):
+    config = browser.get(lms.tool_url + "/lti/config.json").json()
+    placements = {p["placement"]: p for p in config["extensions"][0]["settings"]["placements"]}
+    assert placements["link_selection"]["message_type"] == "LtiDeepLinkingRequest"
+    assert placements["assignment_selection"]["message_type"] == "LtiDeepLinkingRequest"
+    assert placements["course_navigation"]["message_type"] == "LtiResourceLinkRequest"
+    assert config["oidc_initiation_url"] == lms.tool_url + "/lti/login"
+    assert config["public_jwk_url"] == lms.tool_url + "/lti/jwks"
+
+
+def test_platforms_need_https_except_on_loopback(lms):
+    import pytest
+
+    with pytest.raises(ValueError, match="https"):
+        registration.add_platform(
+            lms.store,
+            issuer="http://lms.example.org",
+            client_id="c",
+            deployment_ids=["d"],
+            auth_login_url="https://lms.example.org/auth",
+            auth_token_url="https://lms.example.org/token",
+            key_set_url="https://lms.example.org/jwks",
+        )
+    with lms.store.session() as session:
+        assert len(session.scalars(select(Platform)).all()) == 1
+
+
+def _debug_last_error(lms):
+    from service.store.models import GradeSync
+
+    with lms.store.session() as session:
+        return [s.last_error for s in session.scalars(select(GradeSync))]
