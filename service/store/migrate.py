@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import time
+
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import text
+from sqlalchemy.exc import OperationalError
 
 from service.store.database import Store
 
@@ -20,8 +23,22 @@ def config() -> Config:
     return cfg
 
 
-def upgrade(store: Store) -> None:
+def upgrade(store: Store, wait_s: float = 60.0) -> None:
     """Apply every migration not applied yet; safe when several processes start at once."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            _upgrade(store)
+            return
+        except OperationalError as exc:
+            # SQLite: processes starting together queue on one write lock; on a slow machine
+            # the queue can outlast the busy timeout. Starting late beats failing to start.
+            if not store.is_sqlite or "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+
+
+def _upgrade(store: Store) -> None:
     cfg = config()
     with store.engine.begin() as connection:
         # web and worker processes start together; one migrates, the others wait and then

@@ -2,12 +2,13 @@ import os
 from datetime import timedelta
 
 import pytest
+from sqlalchemy import select
 
 import workers.tasks  # noqa: F401  registers the tasks by name
 from core.runs import RunOutcome, RunResult
 from service.queue import GRADE_SUBMISSION, SWEEP, SYNC_GRADE, celery_config
 from service.store import submissions
-from service.store.models import Submission, utcnow
+from service.store.models import Grade, GradeSync, Submission, utcnow
 from tests.factories import SCALED, place
 from workers.sandbox.fake import FakeSandbox
 from workers.sweep import sweep
@@ -56,7 +57,7 @@ def test_grade_submission_grades_then_sends_the_sync(app, celery_app, store, sen
     expected = catalog.lesson(SCALED).exercise.expected_output.encode()
     fake = FakeSandbox(lambda request: RunResult(RunOutcome.EXITED, expected, exit_code=0))
     app.extensions["sandboxes"] = {os.getpid(): fake}
-    placed = place(store)
+    placed = place(store, line_item_url="https://lms.example/lineitems/1/lineitem")
     sid = submissions.create(store, placed.placement_id, placed.user_id, "print(1)", late=False)
     task = celery_app.tasks[GRADE_SUBMISSION]
     assert task.apply(args=[sid]).get() == "graded"
@@ -65,6 +66,21 @@ def test_grade_submission_grades_then_sends_the_sync(app, celery_app, store, sen
     assert len(fake.requests) == 1
     with store.session() as session:
         assert session.get(Submission, sid).run_status == "passed"
+
+
+def test_without_an_lms_line_item_the_grade_is_kept_at_once(app, celery_app, store, sent, catalog):
+    expected = catalog.lesson(SCALED).exercise.expected_output.encode()
+    fake = FakeSandbox(lambda request: RunResult(RunOutcome.EXITED, expected, exit_code=0))
+    app.extensions["sandboxes"] = {os.getpid(): fake}
+    placed = place(store)  # no line item, no line items URL: nothing to post to
+    sid = submissions.create(store, placed.placement_id, placed.user_id, "print(1)", late=False)
+    assert celery_app.tasks[GRADE_SUBMISSION].apply(args=[sid]).get() == "graded"
+    assert sent == []  # no sync message: its task could only have recorded a skip
+    with store.session() as session:
+        grade = session.scalar(select(Grade))
+        sync = session.scalar(select(GradeSync))
+    assert grade.score_given == 5.0 and grade.score_maximum == 8.0
+    assert sync.status == "skipped" and "no line item" in sync.last_error
 
 
 def test_sync_grade_records_a_skip_without_a_poster(celery_app, store, sent):
