@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up everything codeblanks needs on Debian (as root), then run the main job.
-#   scripts/setup.sh            set up, then check every lesson in the sandbox
+#   scripts/setup.sh [--port P] set up, then run everything locally (codeblanks dev)
 #   scripts/setup.sh --no-run   set up only (the test command uses this)
 # Idempotent: a second run installs nothing and takes a few seconds.
 set -euo pipefail
@@ -59,6 +59,6 @@ fi
 bash runtime/build.sh
 
 if [ "${1:-}" != "--no-run" ]; then
-  echo "setup: done; checking every lesson in the sandbox"
-  exec .venv/bin/codeblanks lessons check lessons/
+  echo "setup: done; starting codeblanks dev (Ctrl-C stops it)"
+  exec .venv/bin/codeblanks dev "$@"
 fi

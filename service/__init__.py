@@ -36,6 +36,10 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     )
     if test_config:
         app.config.from_mapping(test_config)
+    if not app.testing:
+        from service import logs
+
+        logs.configure(settings.log_format)
     register_extensions(app)
     register_blueprints(app)
     return app
@@ -44,7 +48,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
 def register_extensions(app: Flask) -> None:
     """Attach the store (migrated), the catalog, the Celery app, sessions and LTI."""
     from core.lessons import load_catalog
-    from service import auth, store
+    from service import auth, logs, rendering, store
     from service.lti import tool
     from service.lti.ags import AgsPoster
     from service.queue import celery_init_app
@@ -53,19 +57,28 @@ def register_extensions(app: Flask) -> None:
     app.extensions["catalog"] = load_catalog(app.config["SETTINGS"].lessons_dir)
     celery_init_app(app)
     auth.init_app(app)
+    logs.init_app(app)
+    rendering.init_app(app)
     tool.init_app(app)
     # a core.platforms.GradePoster: LTI AGS, unless a test brings its own (or None)
     app.config.setdefault("GRADE_POSTER", AgsPoster(app.extensions["lti"]))
+    if app.config["SETTINGS"].demo:
+        from service.dev import mount_demo
+
+        mount_demo(app)
 
 
 def register_blueprints(app: Flask) -> None:
     """Mount one blueprint per concern."""
-    from service import api, gradebook, health, pages
+    from service import api, gradebook, health, home, metrics, pages, regrades
     from service.lti import picking, views
 
     app.register_blueprint(api.bp)
     app.register_blueprint(health.bp)
+    app.register_blueprint(metrics.bp)
+    app.register_blueprint(home.bp)
     app.register_blueprint(views.bp)
     app.register_blueprint(picking.bp)
     app.register_blueprint(pages.bp)
     app.register_blueprint(gradebook.bp)
+    app.register_blueprint(regrades.bp)

@@ -14,8 +14,8 @@ from werkzeug.exceptions import HTTPException
 from core.lessons import Catalog
 from core.runs import MAX_SOURCE_BYTES
 from service import student
-from service.auth import SignedIn, current_user
-from service.queue import GRADE_SUBMISSION, SYNC_GRADE, enqueue
+from service.auth import HEADER, SignedIn, current_user
+from service.queue import SYNC_GRADE, enqueue
 from service.settings import Settings
 from service.store.database import Store
 from service.store.models import utcnow
@@ -27,6 +27,23 @@ _POLL_S = 0.25  # how often a live stream looks at the submission
 _KEEPALIVE_S = 15.0  # a comment line, so that proxies keep an idle stream open
 
 
+@bp.before_request
+def refuse_cross_site_writes() -> None:
+    """Refuse writes that a page of another site could have made with the user's cookie.
+
+    A cross-site form can only send simple bodies (form or text/plain) without custom
+    headers; a write here must be JSON or carry the session header, which would need a CORS
+    preflight that this API never grants.
+    """
+    if request.method in ("POST", "PUT", "PATCH", "DELETE"):
+        if not request.is_json and HEADER not in request.headers:
+            raise Refused(
+                403,
+                "cross_site",
+                "Send JSON (Content-Type: application/json) or the X-CodeBlanks-Session header.",
+            )
+
+
 @bp.post("/placements/<int:placement_id>/submissions")
 def submit(placement_id: int) -> tuple[Response, int, dict[str, str]]:
     """Take a student's code for a placement: 202 with the submission's URL."""
@@ -35,14 +52,21 @@ def submit(placement_id: int) -> tuple[Response, int, dict[str, str]]:
     submission_id = student.submit(
         _store(), _catalog(), _settings(), user, placement_id, source, utcnow()
     )
-    # after the commit: a lost message only delays the grade (the sweep sends it again)
-    celery = current_app.extensions["celery"]
-    enqueue(celery, GRADE_SUBMISSION, [submission_id])
-    if student.has_pending_sync(_store(), user.user_id, placement_id):
-        enqueue(celery, SYNC_GRADE, [user.user_id, placement_id])
+    student.send_to_grading(
+        current_app.extensions["celery"], _store(), user.user_id, placement_id, submission_id
+    )
     url = url_for("api.submission", submission_id=submission_id)
     body = {"id": submission_id, "status": "queued", "url": url, "events": f"{url}/events"}
     return jsonify(body), 202, {"Location": url}
+
+
+@bp.put("/placements/<int:placement_id>/draft")
+def draft(placement_id: int) -> tuple[str, int]:
+    """Keep the student's unsubmitted code, so that a reload or a new window finds it."""
+    user = _signed_in()
+    source = _source()
+    student.save_draft(_store(), _catalog(), user, placement_id, source, utcnow())
+    return "", 204
 
 
 @bp.get("/submissions/<int:submission_id>")

@@ -160,6 +160,16 @@ def serve(host: str, port: int, processes: int, threads: int) -> None:
     os.execv(sys.executable, [*argv, "service:create_app()"])
 
 
+@main.command()
+@click.option("--port", default=5000, show_default=True, help="Port of the web app.")
+@click.pass_obj
+def dev(obj: Context, port: int) -> None:
+    """Run everything on this machine: Redis, a worker, the web app and a demo LMS."""
+    from service.supervisor import run_dev
+
+    sys.exit(run_dev(obj.settings.instance_dir, port, lambda line: click.echo(line)))
+
+
 def _lessons_under(path: Path) -> list[Lesson]:
     if (path / "lesson.md").is_file():
         return [load_lesson(path)]

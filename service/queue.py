@@ -52,6 +52,8 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "task_acks_late": True,
         "task_reject_on_worker_lost": True,
         "worker_prefetch_multiplier": 1,
+        # our JSON logging (service.logs) stays in place; Celery's records go through it
+        "worker_hijack_root_logger": False,
         "worker_concurrency": settings.worker_concurrency or None,
         "task_ignore_result": True,
         "task_serializer": "json",

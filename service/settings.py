@@ -32,6 +32,8 @@ class Settings:
     sync_attempts: int = 8  # LMS posts before a grade sync is marked failed
     sweep_interval_s: int = 30
     worker_concurrency: int = 0  # 0: one sandbox run per core
+    demo: int = 0  # 1: mount the demo LMS at /demo, registered with the tool (codeblanks dev)
+    log_format: str = "json"  # one JSON object per line; "text" for plain lines
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:

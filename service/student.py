@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from celery import Celery
 from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
@@ -18,8 +19,9 @@ from core.lessons import Catalog, Lesson
 from core.placements import Closure
 from core.questions import AnswerError, score_answer
 from service.auth import SignedIn
+from service.queue import GRADE_SUBMISSION, SYNC_GRADE, enqueue
 from service.settings import Settings
-from service.store import grades, submissions
+from service.store import drafts, grades, submissions
 from service.store.database import Store
 from service.store.models import Placement, QuestionAnswer, Submission, User
 
@@ -68,7 +70,7 @@ def submit(
 ) -> int:
     """Check the placement, the rate and the policy, then write a queued submission."""
     with store.session() as session:
-        placement, lesson = _open(session, catalog, user, placement_id)
+        placement, lesson = open_placement(session, catalog, user, placement_id)
         if lesson.exercise is None:
             raise Refused(404, "no_exercise", "This lesson has no exercise to submit code to.")
         if not store.is_sqlite:
@@ -100,6 +102,16 @@ def submit(
         return submission_id
 
 
+def send_to_grading(
+    celery_app: Celery, store: Store, user_id: int, placement_id: int, submission_id: int
+) -> None:
+    """Enqueue a committed submission's grading, and the LMS's "submitted" sync if one waits."""
+    # after the commit: a lost message only delays the grade (the sweep sends it again)
+    enqueue(celery_app, GRADE_SUBMISSION, [submission_id])
+    if has_pending_sync(store, user_id, placement_id):
+        enqueue(celery_app, SYNC_GRADE, [user_id, placement_id])
+
+
 def has_pending_sync(store: Store, user_id: int, placement_id: int) -> bool:
     """Return whether the user's grade on the placement waits to be posted to the LMS."""
     with store.reading() as session:
@@ -117,7 +129,7 @@ def answer(
 ) -> Scored:
     """Score an answer at once and keep it; the first answer to a question counts."""
     with store.session() as session:
-        placement, lesson = _open(session, catalog, user, placement_id)
+        placement, lesson = open_placement(session, catalog, user, placement_id)
         question = lesson.question(question_id)
         if question is None:
             raise Refused(404, "unknown_question", f"This lesson has no question {question_id!r}.")
@@ -152,6 +164,20 @@ def answer(
         )
         grades.needs_sync(session, placement.id, user.user_id, now)
     return Scored(question.id, result.earned, result.possible, question.explanation)
+
+
+def save_draft(
+    store: Store,
+    catalog: Catalog,
+    user: SignedIn,
+    placement_id: int,
+    source: str,
+    now: datetime,
+) -> None:
+    """Keep the student's newest unsubmitted code for the placement's exercise."""
+    with store.reading() as session:
+        open_placement(session, catalog, user, placement_id)
+    drafts.save(store, placement_id, user.user_id, source, now)
 
 
 def status_of(store: Store, user: SignedIn, submission_id: int) -> dict[str, Any]:
@@ -198,14 +224,16 @@ def describe(submission: Submission) -> dict[str, Any]:
     }
 
 
-def _open(
+def open_placement(
     session: Session, catalog: Catalog, user: SignedIn, placement_id: int
 ) -> tuple[Placement, Lesson]:
+    """Return the placement and its lesson, if the user's launches opened it."""
+    # the launch check first: whether a placement exists is nobody else's business
+    if not user.may_open(placement_id):
+        raise Refused(403, "not_launched", "Open this lesson from your course first.")
     placement = session.get(Placement, placement_id)
     if placement is None:
         raise Refused(404, "unknown_placement", "There is no such lesson placement.")
-    if not user.may_open(placement_id):
-        raise Refused(403, "not_launched", "Open this lesson from your course first.")
     lesson = catalog.lesson(placement.lesson_id)
     if lesson is None:
         raise Refused(

@@ -1,13 +1,22 @@
-"""What a teacher does with a placement: regrade it (the gradebook comes with the LTI work)."""
+"""What a teacher does with a placement: regrade it, with or without a review before sending.
+
+`regrade` (the CLI's) queues the gradings and lets their new scores go to the LMS as they
+come. `start_regrade` (the teacher's page) keeps each student's score first and holds the
+new scores back until `send_regrade`, after the teacher has compared them.
+"""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from celery import Celery
 
-from service.queue import GRADE_SUBMISSION, REGRADE_QUEUE, enqueue
-from service.store import submissions
+from core.lessons import Catalog
+from service.queue import GRADE_SUBMISSION, REGRADE_QUEUE, SYNC_GRADE, SYNC_QUEUE, enqueue
+from service.store import regrades, submissions
 from service.store.database import Store
-from service.store.models import utcnow
+from service.store.models import Placement, utcnow
+from service.store.regrades import RegradeProblem
 
 
 def regrade(store: Store, celery_app: Celery, placement_id: int) -> int:
@@ -20,3 +29,31 @@ def regrade(store: Store, celery_app: Celery, placement_id: int) -> int:
     for submission_id in ids:
         enqueue(celery_app, GRADE_SUBMISSION, [submission_id], queue=REGRADE_QUEUE)
     return len(ids)
+
+
+def start_regrade(
+    store: Store,
+    catalog: Catalog,
+    celery_app: Celery,
+    placement: Placement,
+    teacher_id: int,
+    now: datetime,
+) -> int:
+    """Keep the scores, queue the placement's graded submissions for review; return how many."""
+    lesson = catalog.lesson(placement.lesson_id)
+    if lesson is None or lesson.exercise is None:
+        raise RegradeProblem("This lesson has no exercise in the catalog to regrade.")
+    with store.session() as session:
+        ids = regrades.start(session, placement, lesson, teacher_id, now)
+    for submission_id in ids:
+        enqueue(celery_app, GRADE_SUBMISSION, [submission_id], queue=REGRADE_QUEUE)
+    return len(ids)
+
+
+def send_regrade(store: Store, celery_app: Celery, placement_id: int, now: datetime) -> int:
+    """Release a finished regrade's held scores to the LMS; return how many students'."""
+    with store.session() as session:
+        users = regrades.send(session, placement_id, now)
+    for user_id in users:
+        enqueue(celery_app, SYNC_GRADE, [user_id, placement_id], queue=SYNC_QUEUE)
+    return len(users)

@@ -11,6 +11,7 @@ from sqlalchemy.exc import DBAPIError
 
 from core.lessons import Catalog
 from core.runs import Sandbox
+from service import logs
 from service.queue import GRADE_SUBMISSION, SWEEP, SYNC_GRADE, SYNC_QUEUE, enqueue
 from service.settings import Settings
 from service.store.database import Store
@@ -29,7 +30,8 @@ _DB_RETRIES = 20  # with backoff, about ten minutes of database outage
 def grade_submission(self: Task, submission_id: int) -> str:
     """Grade a stored submission once, then ask for its grade to be synced."""
     try:
-        graded = grade_stored(_store(), _catalog(), _sandbox(), _settings(), submission_id)
+        with logs.grading(submission_id):
+            graded = grade_stored(_store(), _catalog(), _sandbox(), _settings(), submission_id)
     except DBAPIError as exc:
         # the database is away: this delivery gives up, a later one (or the sweep) goes on
         _retry(self, backoff(self.request.retries + 1), exc)

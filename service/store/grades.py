@@ -23,6 +23,7 @@ from service.store.models import (
 )
 
 PENDING, SENT, SKIPPED, FAILED = "pending", "sent", "skipped", "failed"
+HELD = "held"  # made by a bulk regrade the teacher has not reviewed yet: not sent until then
 
 
 def policy_of(placement: Placement) -> Policy:
@@ -36,14 +37,60 @@ def policy_of(placement: Placement) -> Policy:
     )
 
 
-def needs_sync(session: Session, placement_id: int, user_id: int, now: datetime) -> None:
+def needs_sync(
+    session: Session, placement_id: int, user_id: int, now: datetime, held: bool = False
+) -> None:
     """Record that the user's grade on the placement changed and must reach the LMS.
 
     A new row every time: a sync settles only the rows it read before computing the score,
-    so a change saved while it posts keeps a pending row of its own.
+    so a change saved while it posts keeps a pending row of its own. A `held` row waits
+    for release_held() (a regrade under review) before any sync takes it.
     """
     row = {"placement_id": placement_id, "user_id": user_id, "created_at": now}
+    if held:
+        row["status"] = HELD
     changed(session, insert(GradeSync).values(**row, updated_at=now, next_attempt_at=now))
+
+
+def release_held(session: Session, placement_id: int, now: datetime) -> list[int]:
+    """Make the placement's held syncs pending; return the users whose grades now go out."""
+    users = sorted(
+        set(
+            session.scalars(
+                select(GradeSync.user_id).where(
+                    GradeSync.placement_id == placement_id, GradeSync.status == HELD
+                )
+            )
+        )
+    )
+    changed(
+        session,
+        update(GradeSync)
+        .where(GradeSync.placement_id == placement_id, GradeSync.status == HELD)
+        .values(status=PENDING, next_attempt_at=now, updated_at=now),
+    )
+    return users
+
+
+def resend_failed(
+    session: Session, placement_ids: list[int], user_id: int | None, now: datetime
+) -> list[tuple[int, int]]:
+    """Make failed syncs pending again with fresh attempts; return their (user, placement) pairs.
+
+    `user_id` None resends every failed sync of the placements.
+    """
+    where = [GradeSync.placement_id.in_(placement_ids), GradeSync.status == FAILED]
+    if user_id is not None:
+        where.append(GradeSync.user_id == user_id)
+    rows = session.execute(select(GradeSync.user_id, GradeSync.placement_id).where(*where))
+    pairs = sorted({(int(user), int(placement)) for user, placement in rows})
+    changed(
+        session,
+        update(GradeSync)
+        .where(*where)
+        .values(status=PENDING, attempts=0, next_attempt_at=now, updated_at=now),
+    )
+    return pairs
 
 
 def posts_to_lms(session: Session, placement: Placement) -> bool:

@@ -278,3 +278,44 @@ class UsedNonce(Base):
     issuer: Mapped[str] = mapped_column(URL)
     nonce: Mapped[str] = mapped_column(ID)
     expires_at: Mapped[datetime]
+
+
+class Draft(Base):
+    """A student's unsubmitted code for a placement's exercise, saved as they type."""
+
+    __tablename__ = "drafts"
+    __table_args__ = (UniqueConstraint("placement_id", "user_id"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    placement_id: Mapped[int] = mapped_column(ForeignKey("placements.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    source: Mapped[str]
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Regrade(Base):
+    """A teacher's bulk regrade of a placement: its submissions, and whether it was sent.
+
+    While `sent_at` is None, the grade syncs its gradings make are held (status `held`), so
+    that the teacher sees old and new scores before the LMS does.
+    """
+
+    __tablename__ = "regrades"
+    __table_args__ = (Index(None, "placement_id", "sent_at"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    placement_id: Mapped[int] = mapped_column(ForeignKey("placements.id", ondelete="CASCADE"))
+    started_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    started_at: Mapped[datetime] = mapped_column(default=utcnow)
+    submission_ids: Mapped[Any] = mapped_column(JSON)
+    sent_at: Mapped[datetime | None]
+
+
+class RegradeScore(Base):
+    """A student's lesson score when a regrade started, to compare with the new one."""
+
+    __tablename__ = "regrade_scores"
+    __table_args__ = (UniqueConstraint("regrade_id", "user_id"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    regrade_id: Mapped[int] = mapped_column(ForeignKey("regrades.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    old_given: Mapped[float] = mapped_column(Float)
+    old_maximum: Mapped[float] = mapped_column(Float)

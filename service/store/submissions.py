@@ -20,7 +20,7 @@ from core.grading import Verdict
 from core.runs import RunStatus
 from service.store import grades
 from service.store.database import Store, changed
-from service.store.models import Placement, Submission
+from service.store.models import Placement, Regrade, Submission
 
 QUEUED, RUNNING, GRADED = "queued", "running", "graded"
 
@@ -36,6 +36,7 @@ class Claim:
     lesson_id: str
     placement_id: int
     user_id: int
+    queue: str = "grade"
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,7 @@ def claim(store: Store, submission_id: int, lease_s: int, now: datetime) -> Clai
                 Submission.source,
                 Submission.placement_id,
                 Submission.user_id,
+                Submission.queue,
                 Placement.lesson_id,
             )
             .join(Placement, Placement.id == Submission.placement_id)
@@ -119,6 +121,7 @@ def claim(store: Store, submission_id: int, lease_s: int, now: datetime) -> Clai
                 lesson_id=row.lesson_id,
                 placement_id=row.placement_id,
                 user_id=row.user_id,
+                queue=row.queue,
             )
         if row.status == RUNNING and row.lease_expires_at is not None:
             return Held(row.lease_expires_at)
@@ -163,8 +166,20 @@ def finish(
         )
         if saved != 1:
             return False
-        grades.needs_sync(session, held.placement_id, held.user_id, now)
+        grades.needs_sync(
+            session, held.placement_id, held.user_id, now, held=_under_review(session, held)
+        )
         return True
+
+
+def _under_review(session: Session, held: Claim) -> bool:
+    """Return whether the grading belongs to a teacher's regrade not sent to the LMS yet."""
+    if held.queue != "regrade":
+        return False
+    open_regrade = select(Regrade.id).where(
+        Regrade.placement_id == held.placement_id, Regrade.sent_at.is_(None)
+    )
+    return session.scalar(open_regrade.limit(1)) is not None
 
 
 def fail(store: Store, held: Claim, problem: str, now: datetime) -> bool:
@@ -246,23 +261,28 @@ def stuck(
 def request_regrade(store: Store, placement_id: int, now: datetime) -> list[int]:
     """Queue every graded submission of a placement again, on the bulk queue; return their ids."""
     with store.session() as session:
-        ids = list(
-            session.scalars(
-                select(Submission.id).where(
-                    Submission.placement_id == placement_id, Submission.status == GRADED
-                )
+        return queue_again(session, placement_id, now)
+
+
+def queue_again(session: Session, placement_id: int, now: datetime) -> list[int]:
+    """In the session's transaction, queue the placement's graded submissions for a regrade."""
+    ids = list(
+        session.scalars(
+            select(Submission.id).where(
+                Submission.placement_id == placement_id, Submission.status == GRADED
             )
         )
-        if ids:
-            changed(
-                session,
-                update(Submission)
-                .where(Submission.id.in_(ids), Submission.status == GRADED)
-                .values(
-                    status=QUEUED,
-                    queue="regrade",
-                    enqueued_at=now,
-                    regrades=Submission.regrades + 1,
-                ),
-            )
-        return ids
+    )
+    if ids:
+        changed(
+            session,
+            update(Submission)
+            .where(Submission.id.in_(ids), Submission.status == GRADED)
+            .values(
+                status=QUEUED,
+                queue="regrade",
+                enqueued_at=now,
+                regrades=Submission.regrades + 1,
+            ),
+        )
+    return ids

@@ -78,10 +78,29 @@ def test_submit_commits_then_enqueues_by_name(client, student, sent, store):
         assert (row.status, row.source, row.user_id) == ("queued", SOURCE, student.user_id)
 
 
-def test_submit_takes_a_raw_text_body(client, student, sent):
+def test_submit_takes_a_raw_text_body_with_the_session_header(client, student, sent):
+    with client.session_transaction() as session:
+        token = dict(session)
+    assert token  # the cookie session; the header below only proves the caller is no form
     response = submit(client, student.placement_id, json=None, data=SOURCE.encode(),
-                      content_type="text/x-python")  # fmt: skip
+                      content_type="text/x-python",
+                      headers={"X-CodeBlanks-Session": "any"})  # fmt: skip
     assert response.status_code == 202
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"],
+)
+def test_a_cross_site_form_cannot_submit_with_the_cookie(
+    client, student, sent, store, content_type
+):
+    response = submit(client, student.placement_id, json=None, data=b"source=print(1)",
+                      content_type=content_type)  # fmt: skip
+    assert response.status_code == 403 and response.get_json()["error"] == "cross_site"
+    assert sent == []
+    with store.session() as session:
+        assert session.query(Submission).count() == 0
 
 
 def test_submit_answers_202_even_when_the_broker_is_down(client, student, store):
@@ -121,11 +140,25 @@ def too_long():
     [
         (too_long(), 413, "too_large"),
         (
-            {"json": None, "data": b"x" * (2 * 1024 * 1024), "content_type": "text/plain"},
+            {
+                "json": None,
+                "data": b"x" * (2 * 1024 * 1024),
+                "content_type": "text/plain",
+                "headers": {"X-CodeBlanks-Session": "t"},
+            },
             413,
             "request_entity_too_large",
         ),
-        ({"json": None, "data": b"print('\xff')", "content_type": "text/plain"}, 400, "not_utf8"),
+        (
+            {
+                "json": None,
+                "data": b"print('\xff')",
+                "content_type": "text/plain",
+                "headers": {"X-CodeBlanks-Session": "t"},
+            },
+            400,
+            "not_utf8",
+        ),
         (
             {"json": None, "data": b'{"source": "\\ud800"}', "content_type": "application/json"},
             400,

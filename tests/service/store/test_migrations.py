@@ -22,6 +22,9 @@ TABLES = {
     "memberships",
     "lti_logins",
     "lti_nonces",
+    "drafts",
+    "regrades",
+    "regrade_scores",
     "alembic_version",
 }
 

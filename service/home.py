@@ -1,0 +1,22 @@
+"""The tool's front page: what it is, and the URLs an LMS admin registers."""
+
+from __future__ import annotations
+
+from flask import Blueprint, current_app, render_template
+
+bp = Blueprint("home", __name__)
+
+
+@bp.get("/")
+def index() -> str:
+    """Show the registration URLs (for LMS admins) and, in dev mode, the demo LMS link."""
+    settings = current_app.config["SETTINGS"]
+    base = settings.base_url.rstrip("/")
+    urls = [
+        ("Dynamic registration (Moodle: paste as the tool URL)", f"{base}/lti/register"),
+        ("Canvas developer key (Enter URL)", f"{base}/lti/config.json"),
+        ("OIDC login initiation", f"{base}/lti/login"),
+        ("Launch / redirect URI", f"{base}/lti/launch"),
+        ("Public keys (JWKS)", f"{base}/lti/jwks"),
+    ]
+    return render_template("home.html", urls=urls, demo=bool(settings.demo), base=base)

@@ -1,0 +1,137 @@
+"""`/metrics` in Prometheus's text format, computed from the database and Redis.
+
+The database is the truth for every counter here, so the figures are the same whichever web
+process answers, and they survive restarts; queue depth comes from Redis.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from flask import Blueprint, Response, current_app
+from redis import Redis
+from redis.exceptions import RedisError
+from sqlalchemy import func, select
+from sqlalchemy.exc import SQLAlchemyError
+
+from service.queue import GRADE_QUEUE, REGRADE_QUEUE, SYNC_QUEUE
+from service.store.database import Store
+from service.store.models import GradeSync, Submission
+
+bp = Blueprint("metrics", __name__)
+LATENCY_BUCKETS_S = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+
+
+@bp.get("/metrics")
+def metrics() -> Response:
+    """Answer the service's figures for Prometheus."""
+    lines: list[str] = []
+    store: Store = current_app.extensions["store"]
+    try:
+        with store.reading() as session:
+            by_status = session.execute(
+                select(Submission.status, func.count()).group_by(Submission.status)
+            ).all()
+            by_outcome = session.execute(
+                select(Submission.run_status, func.count())
+                .where(Submission.run_status.is_not(None))
+                .group_by(Submission.run_status)
+            ).all()
+            syncs = session.execute(
+                select(GradeSync.status, func.count()).group_by(GradeSync.status)
+            ).all()
+            latencies = session.execute(
+                select(Submission.created_at, Submission.graded_at)
+                .where(Submission.graded_at.is_not(None))
+                .order_by(Submission.id.desc())
+                .limit(10_000)
+            ).all()
+    except SQLAlchemyError:
+        lines += _gauge("codeblanks_database_up", "Whether the database answers.", [({}, 0)])
+        return _text(lines)
+    lines += _gauge("codeblanks_database_up", "Whether the database answers.", [({}, 1)])
+    lines += _gauge(
+        "codeblanks_submissions",
+        "Submissions by status.",
+        [({"status": status}, count) for status, count in by_status],
+    )
+    lines += _counter(
+        "codeblanks_sandbox_runs_total",
+        "Graded runs by outcome.",
+        [({"outcome": outcome}, count) for outcome, count in by_outcome],
+    )
+    lines += _counter(
+        "codeblanks_grade_syncs_total",
+        "Grade syncs to the LMS by result.",
+        [({"result": status}, count) for status, count in syncs],
+    )
+    seconds = [(graded - created).total_seconds() for created, graded in latencies]
+    lines += _histogram(
+        "codeblanks_grading_latency_seconds",
+        "From submission to saved grade (the latest 10,000 graded).",
+        seconds,
+    )
+    lines += _queue_depths()
+    return _text(lines)
+
+
+def _queue_depths() -> list[str]:
+    client = Redis.from_url(
+        current_app.config["SETTINGS"].broker, socket_timeout=0.5, socket_connect_timeout=0.5
+    )
+    try:
+        depths = [
+            ({"queue": q}, int(client.llen(q))) for q in (GRADE_QUEUE, REGRADE_QUEUE, SYNC_QUEUE)
+        ]
+        up = 1
+    except RedisError:
+        depths, up = [], 0
+    finally:
+        client.close()
+    return _gauge("codeblanks_redis_up", "Whether Redis answers.", [({}, up)]) + _gauge(
+        "codeblanks_queue_depth", "Messages waiting in each queue.", depths
+    )
+
+
+def _labels(labels: dict[str, object]) -> str:
+    if not labels:
+        return ""
+    escaped = (
+        f'{k}="{str(v).replace(chr(92), chr(92) * 2).replace(chr(34), chr(92) + chr(34))}"'
+        for k, v in labels.items()
+    )
+    return "{" + ",".join(escaped) + "}"
+
+
+def _series(
+    name: str, kind: str, help_text: str, samples: Iterable[tuple[dict[str, object], float]]
+) -> list[str]:
+    lines = [f"# HELP {name} {help_text}", f"# TYPE {name} {kind}"]
+    lines += [f"{name}{_labels(labels)} {value:g}" for labels, value in samples]
+    return lines
+
+
+def _gauge(
+    name: str, help_text: str, samples: Iterable[tuple[dict[str, object], float]]
+) -> list[str]:
+    return _series(name, "gauge", help_text, samples)
+
+
+def _counter(
+    name: str, help_text: str, samples: Iterable[tuple[dict[str, object], float]]
+) -> list[str]:
+    return _series(name, "counter", help_text, samples)
+
+
+def _histogram(name: str, help_text: str, values: list[float]) -> list[str]:
+    lines = [f"# HELP {name} {help_text}", f"# TYPE {name} histogram"]
+    for bound in LATENCY_BUCKETS_S:
+        lines.append(f'{name}_bucket{{le="{bound:g}"}} {sum(1 for v in values if v <= bound)}')
+    lines.append(f'{name}_bucket{{le="+Inf"}} {len(values)}')
+    lines.append(f"{name}_sum {sum(values):g}")
+    lines.append(f"{name}_count {len(values)}")
+    return lines
+
+
+def _text(lines: list[str]) -> Response:
+    return Response("\n".join(lines) + "\n", mimetype="text/plain; version=0.0.4")

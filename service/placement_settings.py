@@ -1,0 +1,135 @@
+"""The teacher's settings of a placement: the form's fields, their checks, and saving them.
+
+Times on the form are UTC (`datetime-local` values, which carry no zone); the late penalty
+is a percentage there and a share (0..1) in the store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from sqlalchemy import update
+
+from core.placements import Reveal
+from service.store.database import Store, changed
+from service.store.models import Placement
+
+MAX_ATTEMPTS = 1000
+REVEALS = {
+    Reveal.NEVER: "Never",
+    Reveal.AFTER_PASS: "After a passing submission",
+    Reveal.AFTER_ATTEMPTS: "After a number of attempts",
+    Reveal.AFTER_DUE: "After the due date",
+}
+_FORM_TIME = "%Y-%m-%dT%H:%M"
+
+
+@dataclass(frozen=True)
+class PlacementSettings:
+    """A placement's policy, checked."""
+
+    reveal: Reveal
+    reveal_after_attempts: int | None
+    max_attempts: int | None
+    due_at: datetime | None
+    late_penalty: float | None  # None: late work is refused
+
+
+def form_of(placement: Placement) -> dict[str, str]:
+    """Return the placement's settings as the form's field values."""
+    return {
+        "reveal": placement.reveal,
+        "reveal_after_attempts": _text(placement.reveal_after_attempts),
+        "max_attempts": _text(placement.max_attempts),
+        "due_at": placement.due_at.astimezone(UTC).strftime(_FORM_TIME) if placement.due_at else "",
+        "late": "refuse" if placement.late_penalty is None else "accept",
+        "late_penalty": f"{placement.late_penalty * 100:g}"
+        if placement.late_penalty is not None
+        else "",
+    }
+
+
+def parse(form: Mapping[str, str]) -> tuple[PlacementSettings | None, dict[str, str]]:
+    """Check the form; return the settings, or None and a message per faulty field."""
+    errors: dict[str, str] = {}
+    try:
+        reveal = Reveal(form.get("reveal", ""))
+    except ValueError:
+        errors["reveal"] = "Choose when the answers are shown."
+        reveal = Reveal.NEVER
+    max_attempts = _count(form, "max_attempts", errors, required=False)
+    after = None
+    if reveal is Reveal.AFTER_ATTEMPTS:
+        after = _count(form, "reveal_after_attempts", errors, required=True)
+        if after is not None and max_attempts is not None and after > max_attempts:
+            errors["reveal_after_attempts"] = (
+                f"Must not be more than the maximum attempts ({max_attempts}), "
+                "or the answers would never be shown."
+            )
+    due_at = None
+    raw_due = form.get("due_at", "").strip()
+    if raw_due:
+        try:
+            due_at = datetime.strptime(raw_due, _FORM_TIME).replace(tzinfo=UTC)
+        except ValueError:
+            errors["due_at"] = "Give a date and time like 2027-01-31T23:59 (UTC), or nothing."
+    if reveal is Reveal.AFTER_DUE and due_at is None and "due_at" not in errors:
+        errors["due_at"] = "Showing the answers after the due date needs a due date."
+    penalty = None
+    if form.get("late", "refuse") == "accept":
+        penalty = _percent(form.get("late_penalty", "").strip(), errors)
+    elif form.get("late") != "refuse":
+        errors["late"] = "Choose whether late work is accepted."
+    if errors:
+        return None, errors
+    return PlacementSettings(reveal, after, max_attempts, due_at, penalty), {}
+
+
+def save(store: Store, placement_id: int, settings: PlacementSettings) -> None:
+    """Store the placement's new settings."""
+    with store.session() as session:
+        changed(
+            session,
+            update(Placement)
+            .where(Placement.id == placement_id)
+            .values(
+                reveal=settings.reveal.value,
+                reveal_after_attempts=settings.reveal_after_attempts,
+                max_attempts=settings.max_attempts,
+                due_at=settings.due_at,
+                late_penalty=settings.late_penalty,
+            ),
+        )
+
+
+def _count(
+    form: Mapping[str, str], name: str, errors: dict[str, str], required: bool
+) -> int | None:
+    raw = form.get(name, "").strip()
+    if not raw:
+        if required:
+            errors[name] = "Give a number of attempts."
+        return None
+    if not raw.isdigit() or not 1 <= int(raw) <= MAX_ATTEMPTS:
+        errors[name] = f"Give a whole number from 1 to {MAX_ATTEMPTS}" + (
+            "." if required else ", or nothing for no limit."
+        )
+        return None
+    return int(raw)
+
+
+def _percent(raw: str, errors: dict[str, str]) -> float | None:
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 100:
+        errors["late_penalty"] = "Give the share taken off late work, from 0 to 100 (%)."
+        return None
+    return value / 100
+
+
+def _text(value: int | None) -> str:
+    return "" if value is None else str(value)

@@ -1,0 +1,91 @@
+"""The teacher's bulk regrade of a placed lesson: start it, watch it, compare, send.
+
+A regrade runs on the low-priority queue; its new scores are held back (see
+service.store.regrades) until the teacher has seen old and new side by side and sends them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, current_app, jsonify, redirect, render_template, request, url_for
+from flask.typing import ResponseReturnValue
+
+from service import csrf, placement_report, teacher
+from service.auth import session_token
+from service.store.models import Placement, utcnow
+from service.store.regrades import RegradeProblem
+from service.student import Refused
+from service.teaching import catalog, placement_teacher, store
+
+bp = Blueprint("regrades", __name__, url_prefix="/teach/placements")
+
+
+@bp.post("/<int:placement_id>/regrade")
+def start(placement_id: int) -> ResponseReturnValue:
+    """Grade every graded submission of the placement again, holding the new scores."""
+    user, found = placement_teacher(placement_id)
+    csrf.check(request.form.get(csrf.FIELD))
+    celery = current_app.extensions["celery"]
+    count = teacher.start_regrade(store(), catalog(), celery, found, user.user_id, utcnow())
+    return _back(placement_id, started=count)
+
+
+@bp.get("/<int:placement_id>/regrade")
+def show(placement_id: int) -> str:
+    """Show the regrade's progress and, once done, each student's old and new score."""
+    _user, found = placement_teacher(placement_id)
+    return _page(found, request.args.get("started", type=int), None)
+
+
+@bp.get("/<int:placement_id>/regrade.json")
+def progress(placement_id: int) -> ResponseReturnValue:
+    """Return the newest regrade's progress, for the page to follow."""
+    _user, found = placement_teacher(placement_id)
+    done = placement_report.regrade_progress(store(), found.id)
+    if done is None:
+        return jsonify(total=0, done=0, finished=True, sent=False)
+    return jsonify(
+        total=done.total, done=done.done, finished=done.finished, sent=done.sent_at is not None
+    )
+
+
+@bp.post("/<int:placement_id>/regrade/send")
+def send(placement_id: int) -> ResponseReturnValue:
+    """Send the regrade's new scores to the LMS."""
+    _user, found = placement_teacher(placement_id)
+    csrf.check(request.form.get(csrf.FIELD))
+    sent = teacher.send_regrade(store(), current_app.extensions["celery"], placement_id, utcnow())
+    return _back(placement_id, sent=sent)
+
+
+@bp.errorhandler(RegradeProblem)
+def problem(exc: RegradeProblem) -> tuple[str, int]:
+    """Show why the regrade cannot start or be sent, on its page."""
+    _user, found = placement_teacher(request.view_args["placement_id"])  # type: ignore[index]
+    return _page(found, None, str(exc)), 409
+
+
+@bp.errorhandler(Refused)
+def refused(exc: Refused) -> tuple[str, int]:
+    """Render a refusal as a page that says what to do."""
+    return render_template("pages/refused.html", problem=exc), exc.status
+
+
+def _page(found: Placement, started: int | None, message: str | None) -> str:
+    report = placement_report.report(store(), catalog(), found)
+    return render_template(
+        "teacher/regrade.html",
+        report=report,
+        placement=found,
+        started=started,
+        sent=request.args.get("sent", type=int),
+        message=message,
+        **csrf.page_tokens(),
+    )
+
+
+def _back(placement_id: int, **args: int) -> ResponseReturnValue:
+    query: dict[str, Any] = {"placement_id": placement_id, "s": session_token(), **args}
+    target = url_for("regrades.show", **query)
+    return redirect(target, code=303)

@@ -1,0 +1,317 @@
+// The student's lesson page: answers checked in place, the code editor with an autosaved
+// draft, and a submission followed live until its verdict shows.
+//
+// Progressive enhancement: without this script every form still posts (with the session
+// in its action's `s` and a CSRF field) and the page comes back. With it, requests go
+// through fetch() with the session in the X-CodeBlanks-Session header (inside an LMS
+// iframe the cookie may never come back), and the live status through an EventSource
+// with the session as `?s=` (EventSource cannot set headers), falling back to polling.
+// Nothing here loads anything from anywhere but this tool.
+(function () {
+  "use strict";
+  var root = document.getElementById("lesson");
+  if (!root) {
+    return;
+  }
+  var token = root.dataset.token;
+  var SAVE_AFTER_MS = 800;
+  var POLL_MS = 1000;
+  var STATES = {
+    queued: "Waiting for a grader…",
+    running: "Running your code…",
+    graded: "Graded.",
+  };
+
+  function withToken(url) {
+    return url + (url.indexOf("?") < 0 ? "?" : "&") + "s=" + encodeURIComponent(token);
+  }
+
+  async function call(method, url, body) {
+    var options = {
+      method: method,
+      headers: { "X-CodeBlanks-Session": token, Accept: "application/json" },
+      credentials: "same-origin",
+    };
+    if (body !== undefined) {
+      options.headers["Content-Type"] = "application/json";
+      options.body = JSON.stringify(body);
+    }
+    var response = await fetch(url, options);
+    var data = {};
+    if (response.status !== 204) {
+      try {
+        data = await response.json();
+      } catch (error) {
+        data = {};
+      }
+    }
+    return { status: response.status, body: data };
+  }
+
+  // ---- questions ----------------------------------------------------------------------
+
+  function answerOf(form) {
+    var kind = form.dataset.kind;
+    if (kind === "choice") {
+      var checked = form.querySelector("input[name=answer]:checked");
+      return checked ? Number(checked.value) : null;
+    }
+    if (kind === "blank") {
+      return form.querySelector("input[name=answer]").value;
+    }
+    var pairs = {};
+    form.querySelectorAll("select[data-term]").forEach(function (select) {
+      if (select.value) {
+        pairs[select.dataset.term] = select.value;
+      }
+    });
+    return pairs;
+  }
+
+  function showFeedback(box, result) {
+    box.replaceChildren();
+    var verdict = document.createElement("p");
+    var strong = document.createElement("strong");
+    if (result.correct) {
+      verdict.className = "ok";
+      strong.textContent = "Correct.";
+    } else if (result.earned > 0) {
+      verdict.className = "partly";
+      strong.textContent = "Partly right.";
+    } else {
+      verdict.className = "bad";
+      strong.textContent = "Not right.";
+    }
+    var unit = result.possible === 1 ? "point" : "points";
+    verdict.append(strong, " You earned " + points(result.earned) + " of " +
+      points(result.possible) + " " + unit + ".");
+    var explanation = document.createElement("p");
+    explanation.className = "explanation";
+    var label = document.createElement("strong");
+    label.textContent = "Explanation:";
+    explanation.append(label, " " + result.explanation);
+    box.append(verdict, explanation);
+  }
+
+  function points(value) {
+    return String(Math.round(value * 100) / 100);
+  }
+
+  document.querySelectorAll("form.answer-form").forEach(function (form) {
+    form.addEventListener("submit", async function (event) {
+      event.preventDefault();
+      var box = form.querySelector("[data-feedback]");
+      var button = form.querySelector("button[type=submit]");
+      var answer = answerOf(form);
+      if (answer === null) {
+        return;
+      }
+      button.disabled = true;
+      try {
+        var result = await call("POST", root.dataset.answerUrl, {
+          question_id: form.dataset.question,
+          answer: answer,
+        });
+        if (result.status === 201 || result.status === 409) {
+          form.querySelector("fieldset").disabled = true;
+          button.remove();
+          if (result.status === 201) {
+            showFeedback(box, result.body);
+          } else {
+            box.textContent = result.body.message;
+          }
+          box.tabIndex = -1;
+          box.focus();
+          refresh();
+        } else {
+          box.textContent = result.body.message || "The answer was not taken; try again.";
+          button.disabled = false;
+        }
+      } catch (error) {
+        box.textContent = "The answer could not be sent; check your connection and try again.";
+        button.disabled = false;
+      }
+    });
+  });
+
+  // ---- the editor and its draft ---------------------------------------------------------
+
+  var textarea = document.getElementById("code");
+  var submitForm = document.getElementById("submit-form");
+  if (!textarea || !submitForm) {
+    return;
+  }
+  var submitButton = document.getElementById("submit");
+  var draftStatus = document.getElementById("draft-status");
+  var runStatus = document.getElementById("run-status");
+  var saved = textarea.value;
+  var saveTimer = null;
+  var editor = null;
+
+  function code() {
+    return editor ? editor.getValue() : textarea.value;
+  }
+
+  async function saveDraft() {
+    var text = code();
+    if (text === saved) {
+      return;
+    }
+    try {
+      var result = await call("PUT", root.dataset.draftUrl, { source: text });
+      if (result.status === 204) {
+        saved = text;
+        draftStatus.textContent = "Draft saved";
+      } else {
+        draftStatus.textContent = result.body.message || "Draft not saved";
+      }
+    } catch (error) {
+      draftStatus.textContent = "Draft not saved (offline?)";
+    }
+  }
+
+  function changed() {
+    draftStatus.textContent = "";
+    clearTimeout(saveTimer);
+    saveTimer = setTimeout(saveDraft, SAVE_AFTER_MS);
+  }
+
+  if (window.CodeBlanksEditor) {
+    editor = window.CodeBlanksEditor.mount(textarea, { onChange: changed, minHeight: "14em" });
+  } else {
+    textarea.addEventListener("input", changed);
+  }
+
+  var reset = document.getElementById("reset");
+  var starter = document.getElementById("starter");
+  if (reset && starter) {
+    reset.hidden = false;
+    reset.addEventListener("click", function () {
+      if (window.confirm("Replace your code with the starter code?")) {
+        var text = starter.content.textContent;
+        if (editor) {
+          editor.setValue(text);
+          editor.focus();
+        } else {
+          textarea.value = text;
+          changed();
+        }
+      }
+    });
+  }
+
+  // ---- submitting, and following the submission ------------------------------------------
+
+  function setStatus(text) {
+    runStatus.textContent = text;
+  }
+
+  async function refresh() {
+    try {
+      var result = await call("GET", root.dataset.progressUrl);
+      if (result.status !== 200) {
+        return null;
+      }
+      document.getElementById("score").innerHTML = result.body.score;
+      document.getElementById("results").innerHTML = result.body.results;
+      return result.body;
+    } catch (error) {
+      return null;
+    }
+  }
+
+  async function graded() {
+    var body = await refresh();
+    var verdict = document.getElementById("verdict");
+    setStatus(verdict ? "Graded: " + verdict.querySelector("h3").textContent.trim() : "Graded.");
+    submitButton.disabled = Boolean(body && body.closed);
+    if (body && body.closed) {
+      setStatus(runStatus.textContent + " " + body.closed);
+    }
+    if (verdict) {
+      verdict.focus();
+    }
+    return body;
+  }
+
+  function poll(url) {
+    var timer = setInterval(async function () {
+      try {
+        var result = await call("GET", url);
+        if (result.status === 200) {
+          setStatus(STATES[result.body.status] || "");
+          if (result.body.status === "graded") {
+            clearInterval(timer);
+            graded();
+          }
+        } else if (result.status !== 503) {
+          clearInterval(timer);
+          setStatus(result.body.message || "The submission could not be followed; reload.");
+          submitButton.disabled = false;
+        }
+      } catch (error) {
+        setStatus("Connection lost; still trying…");
+      }
+    }, POLL_MS);
+  }
+
+  function follow(url) {
+    setStatus(STATES.queued);
+    submitButton.disabled = true;
+    if (!window.EventSource) {
+      poll(url);
+      return;
+    }
+    var stream = new EventSource(withToken(url + "/events"));
+    var done = false;
+    var failures = 0;
+    stream.addEventListener("status", function (event) {
+      failures = 0;
+      var state = JSON.parse(event.data);
+      setStatus(STATES[state.status] || "");
+      if (state.status === "graded" && !done) {
+        done = true;
+        stream.close();
+        graded();
+      }
+    });
+    stream.addEventListener("end", function () {
+      stream.close();
+    });
+    stream.onerror = function () {
+      // the server ends a long stream and the browser reconnects by itself; a stream that
+      // keeps failing, or is refused, gives way to polling
+      failures += 1;
+      if (!done && (stream.readyState === EventSource.CLOSED || failures > 2)) {
+        done = true;
+        stream.close();
+        poll(url);
+      }
+    };
+  }
+
+  submitForm.addEventListener("submit", async function (event) {
+    event.preventDefault();
+    var source = code();
+    submitButton.disabled = true;
+    setStatus("Sending your code…");
+    try {
+      var result = await call("POST", root.dataset.submitUrl, { source: source });
+      if (result.status === 202) {
+        clearTimeout(saveTimer);
+        saveDraft();
+        follow(result.body.url);
+      } else {
+        setStatus(result.body.message || "Your code was not taken; try again.");
+        submitButton.disabled = false;
+      }
+    } catch (error) {
+      setStatus("Your code could not be sent; check your connection and try again.");
+      submitButton.disabled = false;
+    }
+  });
+
+  if (root.dataset.pendingUrl) {
+    follow(root.dataset.pendingUrl);
+  }
+})();

@@ -1,0 +1,111 @@
+"""The gradebook's reads: every student's work and latest grade sync on a course's placements.
+
+A handful of queries for the whole course, not two per cell; score_of() adds the points up
+exactly as grades.score() does for one student (a test holds them to the same numbers).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from sqlalchemy import case, func, select
+from sqlalchemy.orm import Session
+
+from core.grades import LessonScore, lesson_score
+from core.lessons import Lesson
+from service.store.models import GradeSync, Placement, QuestionAnswer, Submission
+
+Pair = tuple[int, int]  # (placement id, user id)
+
+
+@dataclass
+class Work:
+    """A student's work on one placement, late penalties applied."""
+
+    answers: dict[str, float] = field(default_factory=dict)  # question id -> points earned
+    best: float | None = None  # the best exercise fraction among graded submissions
+    attempts: int = 0  # submissions that count against the attempts
+    last_at: datetime | None = None  # the newest answer or submission
+
+    def saw(self, moment: datetime | None) -> None:
+        """Move the last activity forward to `moment`."""
+        if moment is not None and (self.last_at is None or moment > self.last_at):
+            self.last_at = moment
+
+
+@dataclass(frozen=True)
+class SyncState:
+    """The newest grade sync of a pair: it carries the newest score, so its status counts."""
+
+    status: str
+    error: str | None
+    response: str | None
+    updated_at: datetime | None
+
+
+def work(session: Session, placement_ids: list[int]) -> dict[Pair, Work]:
+    """Return every student's work on the placements, keyed by (placement, user)."""
+    found: dict[Pair, Work] = defaultdict(Work)
+    penalty = func.coalesce(Placement.late_penalty, 0.0)
+    answers = session.execute(
+        select(
+            QuestionAnswer.placement_id,
+            QuestionAnswer.user_id,
+            QuestionAnswer.question_id,
+            case(
+                (QuestionAnswer.late, QuestionAnswer.earned * (1 - penalty)),
+                else_=QuestionAnswer.earned,
+            ),
+            QuestionAnswer.created_at,
+        )
+        .join(Placement, Placement.id == QuestionAnswer.placement_id)
+        .where(QuestionAnswer.placement_id.in_(placement_ids))
+    )
+    for placement_id, user_id, question_id, earned, created_at in answers:
+        one = found[(placement_id, user_id)]
+        one.answers[question_id] = float(earned)
+        one.saw(created_at)
+    graded = Submission.status == "graded"
+    late_score = case((Submission.late, Submission.score * (1 - penalty)), else_=Submission.score)
+    runs = session.execute(
+        select(
+            Submission.placement_id,
+            Submission.user_id,
+            func.max(case((graded, late_score), else_=None)),
+            func.count(case((Submission.grader_error.is_(None), Submission.id), else_=None)),
+            func.max(Submission.created_at),
+        )
+        .join(Placement, Placement.id == Submission.placement_id)
+        .where(Submission.placement_id.in_(placement_ids))
+        .group_by(Submission.placement_id, Submission.user_id)
+    )
+    for placement_id, user_id, best, attempts, last_at in runs:
+        one = found[(placement_id, user_id)]
+        one.best = None if best is None else float(best)
+        one.attempts = int(attempts)
+        one.saw(last_at)
+    return dict(found)
+
+
+def syncs(session: Session, placement_ids: list[int]) -> dict[Pair, SyncState]:
+    """Return the newest grade sync of every (placement, user)."""
+    newest: dict[Pair, GradeSync] = {}
+    rows = session.scalars(
+        select(GradeSync).where(GradeSync.placement_id.in_(placement_ids)).order_by(GradeSync.id)
+    )
+    for row in rows:
+        newest[(row.placement_id, row.user_id)] = row
+    return {
+        pair: SyncState(row.status, row.last_error, row.lms_response, row.updated_at)
+        for pair, row in newest.items()
+    }
+
+
+def score_of(lesson: Lesson, done: Work) -> LessonScore:
+    """Add up a student's lesson score from their work, as grades.score() does."""
+    question_points = [(done.answers.get(q.id, 0.0), q.points) for q in lesson.questions]
+    if lesson.exercise is None:
+        return lesson_score(question_points, 0.0, None)
+    return lesson_score(question_points, lesson.exercise.points, done.best)

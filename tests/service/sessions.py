@@ -1,0 +1,57 @@
+"""Helpers for page tests: sign in without a launch, catch tasks, read a page's tokens."""
+
+from __future__ import annotations
+
+import html
+import re
+from urllib.parse import parse_qs, urlsplit
+
+from core.grading import Verdict
+from core.runs import RunStatus
+from service.store import submissions
+from service.store.models import utcnow
+
+
+def sign_in(client, user_id, placements=(), teaches=()):
+    """Stand in for the LTI launch: the user, the placements they opened, the courses taught."""
+    with client.session_transaction() as session:
+        session.clear()
+        session["user_id"] = user_id
+        session["placement_ids"] = list(placements)
+        session["teacher_course_ids"] = list(teaches)
+
+
+def catch_tasks(app):
+    """Record every task the app sends by name instead of sending it; return the list."""
+    sent = []
+    app.extensions["celery"].send_task = lambda name, args=None, **options: sent.append(
+        (name, list(args or []), options)
+    )
+    return sent
+
+
+def form_token(page: str) -> str:
+    """Return the CSRF token of a page's first form."""
+    return html.unescape(re.search(r'name="csrf" value="([^"]+)"', page).group(1))
+
+
+def session_param(page: str) -> str:
+    """Return the signed session that a page's links carry."""
+    href = html.unescape(re.search(r'href="([^"]*[?&]s=[^"]+)"', page).group(1))
+    return parse_qs(urlsplit(href).query)["s"][0]
+
+
+def text_of(page: str, spaced: bool = False) -> str:
+    """Return a page's text, tags stripped and entities decoded, whitespace squeezed.
+
+    Tags go without a trace (highlighted code reads as written), or as a space (`spaced`).
+    """
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " " if spaced else "", page)).split())
+
+
+def grade(store, submission_id, status=RunStatus.PASSED, stdout="", stderr="", diff=None, ms=12):
+    """Grade a queued submission as a worker would, with the verdict given."""
+    claim = submissions.claim(store, submission_id, 30, utcnow())
+    score = 1.0 if status is RunStatus.PASSED else 0.0
+    verdict = Verdict(status, score, stdout, stderr, 0, ms, f"{status.value} feedback", diff)
+    assert submissions.finish(store, claim, verdict, utcnow())

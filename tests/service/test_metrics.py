@@ -1,0 +1,47 @@
+import re
+
+from service.store import submissions
+from service.store.models import utcnow
+from tests.factories import place
+
+
+def parse(text):
+    """Return {name{labels}: value} from Prometheus text, checking every line's shape."""
+    samples = {}
+    for line in text.strip().splitlines():
+        if line.startswith("# "):
+            assert re.match(r"# (HELP|TYPE) codeblanks_\w+ .+", line), line
+            continue
+        name, value = line.rsplit(" ", 1)
+        samples[name] = float(value)
+    return samples
+
+
+def test_metrics_count_from_the_database(app, client):
+    store = app.extensions["store"]
+    placed = place(store)
+    first = submissions.create(store, placed.placement_id, placed.user_id, "x", late=False)
+    submissions.create(store, placed.placement_id, placed.user_id, "y", late=False)
+    claim = submissions.claim(store, first, 30, utcnow())
+    submissions.fail(store, claim, "boom", utcnow())
+    response = client.get("/metrics")
+    assert response.status_code == 200
+    assert response.mimetype == "text/plain"
+    samples = parse(response.text)
+    assert samples['codeblanks_submissions{status="queued"}'] == 1
+    assert samples['codeblanks_submissions{status="graded"}'] == 1
+    assert samples['codeblanks_sandbox_runs_total{outcome="error"}'] == 1
+    assert samples["codeblanks_grading_latency_seconds_count"] == 1
+    assert samples['codeblanks_grading_latency_seconds_bucket{le="+Inf"}'] == 1
+    assert samples['codeblanks_grade_syncs_total{result="pending"}'] == 1
+    assert samples["codeblanks_database_up"] == 1
+    assert samples["codeblanks_redis_up"] == 0  # the test settings point at a closed port
+
+
+def test_metrics_with_redis_report_queue_depths(app, client, redis_server):
+    from dataclasses import replace
+
+    app.config["SETTINGS"] = replace(app.config["SETTINGS"], redis_url=redis_server.url)
+    samples = parse(client.get("/metrics").text)
+    assert samples["codeblanks_redis_up"] == 1
+    assert samples['codeblanks_queue_depth{queue="grade"}'] == 0

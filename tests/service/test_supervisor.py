@@ -1,0 +1,108 @@
+"""`codeblanks dev` for real: the newcomer's path from the demo LMS to a grade, then Ctrl-C."""
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from urllib.parse import parse_qsl, urljoin, urlsplit
+
+import pytest
+import requests
+
+from service.demo.browser import parse_form
+from tests.conftest import REPO
+
+pytestmark = pytest.mark.slow
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def wait_for(predicate, timeout_s, message):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        found = predicate()
+        if found:
+            return found
+        time.sleep(0.2)
+    raise AssertionError(message)
+
+
+def test_dev_runs_the_newcomer_path_and_stops_cleanly(tmp_path):
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    env = {**os.environ, "CODEBLANKS_INSTANCE_DIR": str(tmp_path / "instance")}
+    dev = subprocess.Popen(
+        [sys.executable, "-m", "service", "dev", "--port", str(port)],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    output = []
+    try:
+        for line in dev.stdout:
+            output.append(line)
+            if "Press Ctrl-C" in line or dev.poll() is not None:
+                break
+        banner = "".join(output)
+        assert f"Demo LMS:  {base}/demo/" in banner, banner
+        with requests.Session() as browser:
+            course = browser.get(base + "/demo/", timeout=10).text
+            link_id = re.search(r"/demo/launch/([\w-]+)", course).group(1)
+            start = browser.get(
+                f"{base}/demo/admin/launch", params={"user": "ali", "link": link_id}, timeout=10
+            ).json()
+            login = browser.get(start["url"], allow_redirects=False, timeout=10)
+            auth = browser.get(urljoin(base, login.headers["Location"]), timeout=10)
+            form = parse_form(auth.text, auth.url)
+            launched = browser.post(
+                form.action, data=form.fields, allow_redirects=False, timeout=10
+            )
+            location = launched.headers["Location"]
+            placement = int(urlsplit(location).path.rsplit("/", 1)[1])
+            headers = {"X-CodeBlanks-Session": dict(parse_qsl(urlsplit(location).query))["s"]}
+            solution = (REPO / "lessons/expert/what-is-attention/solution/model.py").read_text()
+            posted = browser.post(
+                f"{base}/api/placements/{placement}/submissions",
+                json={"source": solution},
+                headers=headers,
+                timeout=10,
+            )
+            assert posted.status_code == 202, posted.text
+            url = urljoin(base, posted.json()["url"])
+
+            def graded():
+                body = browser.get(url, headers=headers, timeout=10).json()
+                return body if body["status"] == "graded" else None
+
+            verdict = wait_for(graded, 60, "the submission was not graded")
+            assert verdict["verdict"]["status"] == "passed", verdict
+
+            def in_gradebook():
+                scores = browser.get(base + "/demo/admin/scores", timeout=10).json()
+                return [
+                    s
+                    for s in scores
+                    if s["body"].get("gradingProgress") == "FullyGraded"
+                    and s["body"]["scoreGiven"] == 5.0
+                ]
+
+            [score] = wait_for(in_gradebook, 60, "the grade did not reach the demo LMS")[-1:]
+            assert score["body"]["scoreMaximum"] == 8.0
+    finally:
+        dev.send_signal(signal.SIGINT)
+        rest, _ = dev.communicate(timeout=60)
+    assert dev.returncode == 0, "".join(output) + rest
+    assert "codeblanks dev: stopped" in rest
+    with pytest.raises(ConnectionRefusedError):  # nothing was left serving
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+    leftovers = subprocess.run(["pgrep", "-f", str(tmp_path / "instance")], capture_output=True)
+    assert leftovers.stdout == b""  # no redis-server, worker or web process of this run
