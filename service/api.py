@@ -11,12 +11,10 @@ from flask import Blueprint, Response, current_app, jsonify, request, url_for
 from sqlalchemy.exc import DBAPIError
 from werkzeug.exceptions import HTTPException
 
-from core.lessons import Catalog
 from core.runs import MAX_SOURCE_BYTES
-from service import student
+from service import context, student
 from service.auth import HEADER, SignedIn, current_user
 from service.queue import SYNC_GRADE, enqueue
-from service.settings import Settings
 from service.store.database import Store
 from service.store.models import utcnow
 from service.student import Refused
@@ -50,10 +48,10 @@ def submit(placement_id: int) -> tuple[Response, int, dict[str, str]]:
     user = _signed_in()
     source = _source()
     submission_id = student.submit(
-        _store(), _catalog(), _settings(), user, placement_id, source, utcnow()
+        context.store(), context.catalog(), context.settings(), user, placement_id, source, utcnow()
     )
     student.send_to_grading(
-        current_app.extensions["celery"], _store(), user.user_id, placement_id, submission_id
+        current_app.extensions["celery"], context.store(), user.user_id, placement_id, submission_id
     )
     url = url_for("api.submission", submission_id=submission_id)
     body = {"id": submission_id, "status": "queued", "url": url, "events": f"{url}/events"}
@@ -65,23 +63,23 @@ def draft(placement_id: int) -> tuple[str, int]:
     """Keep the student's unsubmitted code, so that a reload or a new window finds it."""
     user = _signed_in()
     source = _source()
-    student.save_draft(_store(), _catalog(), user, placement_id, source, utcnow())
+    student.save_draft(context.store(), context.catalog(), user, placement_id, source, utcnow())
     return "", 204
 
 
 @bp.get("/submissions/<int:submission_id>")
 def submission(submission_id: int) -> Response:
     """Return the submission's status and, once graded, its verdict."""
-    return jsonify(student.status_of(_store(), _signed_in(), submission_id))
+    return jsonify(student.status_of(context.store(), _signed_in(), submission_id))
 
 
 @bp.get("/submissions/<int:submission_id>/events")
 def events(submission_id: int) -> Response:
     """Stream the submission's status changes (Server-Sent Events) until it is graded."""
     user = _signed_in()
-    store = _store()
+    store = context.store()
     student.status_of(store, user, submission_id)  # 404 now, not inside the stream
-    stream = _stream(store, user, submission_id, _settings().stream_max_s)
+    stream = _stream(store, user, submission_id, context.settings().stream_max_s)
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
     return Response(stream, mimetype="text/event-stream", headers=headers)
 
@@ -95,7 +93,13 @@ def answer(placement_id: int) -> tuple[Response, int]:
     if not isinstance(question_id, str) or "answer" not in body:
         raise Refused(400, "bad_request", 'Send {"question_id": "...", "answer": ...}.')
     scored = student.answer(
-        _store(), _catalog(), user, placement_id, question_id, body["answer"], utcnow()
+        context.store(),
+        context.catalog(),
+        user,
+        placement_id,
+        question_id,
+        body["answer"],
+        utcnow(),
     )
     enqueue(current_app.extensions["celery"], SYNC_GRADE, [user.user_id, placement_id])
     return jsonify(scored.as_json()), 201
@@ -188,18 +192,3 @@ def _signed_in() -> SignedIn:
     if user is None:
         raise Refused(401, "not_signed_in", "Open this lesson from your course to sign in.")
     return user
-
-
-def _store() -> Store:
-    store: Store = current_app.extensions["store"]
-    return store
-
-
-def _catalog() -> Catalog:
-    catalog: Catalog = current_app.extensions["catalog"]
-    return catalog
-
-
-def _settings() -> Settings:
-    settings: Settings = current_app.config["SETTINGS"]
-    return settings

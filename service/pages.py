@@ -9,13 +9,11 @@ from __future__ import annotations
 from flask import Blueprint, current_app, jsonify, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 
-from core.lessons import Catalog
 from core.runs import MAX_SOURCE_BYTES
-from service import courses, csrf, student
+from service import context, courses, csrf, student
 from service.auth import SignedIn, current_user, session_token
 from service.lesson_page import answer_by_form, lesson_page
 from service.queue import SYNC_GRADE, enqueue
-from service.store.database import Store
 from service.store.models import utcnow
 from service.student import Refused
 
@@ -25,18 +23,18 @@ bp = Blueprint("pages", __name__)
 @bp.get("/lessons/<int:placement_id>")
 def lesson(placement_id: int) -> str:
     """Show a placed lesson to a student who launched it: text, questions, exercise, results."""
-    page = lesson_page(_store(), _catalog(), _user(), placement_id, utcnow())
+    page = lesson_page(context.store(), context.catalog(), _user(), placement_id, utcnow())
     return render_template("pages/lesson.html", page=page, **csrf.page_tokens())
 
 
 @bp.get("/lessons/<int:placement_id>/progress")
 def progress(placement_id: int) -> ResponseReturnValue:
     """Return the page's score and results, rendered, for the page to swap in after a change."""
-    page = lesson_page(_store(), _catalog(), _user(), placement_id, utcnow())
-    context = {"page": page, **csrf.page_tokens()}
+    page = lesson_page(context.store(), context.catalog(), _user(), placement_id, utcnow())
+    fields = {"page": page, **csrf.page_tokens()}
     return jsonify(
-        score=render_template("pages/_score.html", **context),
-        results=render_template("pages/_results.html", **context),
+        score=render_template("pages/_score.html", **fields),
+        results=render_template("pages/_results.html", **fields),
         pending=page.pending,
         revealed=page.revealed,
         closed=page.closed.message if page.closed else None,
@@ -48,7 +46,9 @@ def answer(placement_id: int) -> ResponseReturnValue:
     """Take a question's answer from a plain form (no JavaScript), then show the lesson again."""
     user = _user()
     csrf.check(request.form.get(csrf.FIELD))
-    scored = answer_by_form(_store(), _catalog(), user, placement_id, request.form, utcnow())
+    scored = answer_by_form(
+        context.store(), context.catalog(), user, placement_id, request.form, utcnow()
+    )
     enqueue(current_app.extensions["celery"], SYNC_GRADE, [user.user_id, placement_id])
     return _back(placement_id, f"q-{scored.question_id}")
 
@@ -61,10 +61,10 @@ def submit(placement_id: int) -> ResponseReturnValue:
     source = _form_source()
     settings = current_app.config["SETTINGS"]
     submission_id = student.submit(
-        _store(), _catalog(), settings, user, placement_id, source, utcnow()
+        context.store(), context.catalog(), settings, user, placement_id, source, utcnow()
     )
     student.send_to_grading(
-        current_app.extensions["celery"], _store(), user.user_id, placement_id, submission_id
+        current_app.extensions["celery"], context.store(), user.user_id, placement_id, submission_id
     )
     return _back(placement_id, "results")
 
@@ -72,7 +72,7 @@ def submit(placement_id: int) -> ResponseReturnValue:
 @bp.get("/courses/<int:course_id>")
 def course(course_id: int) -> str:
     """List the course's placed lessons for a student, with their score on each."""
-    listing = courses.student_listing(_store(), _catalog(), _user(), course_id)
+    listing = courses.student_listing(context.store(), context.catalog(), _user(), course_id)
     return render_template("pages/course.html", listing=listing, **csrf.page_tokens())
 
 
@@ -102,13 +102,3 @@ def _user() -> SignedIn:
     if user is None:
         raise Refused(401, "not_signed_in", "Open this lesson from your course to sign in.")
     return user
-
-
-def _store() -> Store:
-    store: Store = current_app.extensions["store"]
-    return store
-
-
-def _catalog() -> Catalog:
-    catalog: Catalog = current_app.extensions["catalog"]
-    return catalog

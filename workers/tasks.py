@@ -9,12 +9,9 @@ from celery import Task, shared_task
 from flask import current_app
 from sqlalchemy.exc import DBAPIError
 
-from core.lessons import Catalog
 from core.runs import Sandbox
-from service import logs
+from service import context, logs
 from service.queue import GRADE_SUBMISSION, SWEEP, SYNC_GRADE, SYNC_QUEUE, enqueue
-from service.settings import Settings
-from service.store.database import Store
 from workers.grading import Outcome, grade_stored
 from workers.sandbox import make_sandbox
 from workers.sweep import sweep as find_stuck
@@ -31,7 +28,9 @@ def grade_submission(self: Task, submission_id: int) -> str:
     """Grade a stored submission once, then ask for its grade to be synced."""
     try:
         with logs.grading(submission_id):
-            graded = grade_stored(_store(), _catalog(), _sandbox(), _settings(), submission_id)
+            graded = grade_stored(
+                context.store(), context.catalog(), _sandbox(), context.settings(), submission_id
+            )
     except DBAPIError as exc:
         # the database is away: this delivery gives up, a later one (or the sweep) goes on
         _retry(self, backoff(self.request.retries + 1), exc)
@@ -39,12 +38,12 @@ def grade_submission(self: Task, submission_id: int) -> str:
         _retry(self, graded.retry_in_s)
     if graded.sync is not None:
         user_id, placement_id = graded.sync
-        if posts_to_lms(_store(), placement_id):
+        if posts_to_lms(context.store(), placement_id):
             enqueue(self.app, SYNC_GRADE, [user_id, placement_id], queue=SYNC_QUEUE)
         else:
             # no LMS line item to post to: keep the grade now rather than send a message
             # whose task could only record "skipped" (a whole Celery round trip per run)
-            post_grade(_store(), _catalog(), None, user_id, placement_id, 1)
+            post_grade(context.store(), context.catalog(), None, user_id, placement_id, 1)
     return graded.outcome.value
 
 
@@ -54,7 +53,12 @@ def sync_grade(self: Task, user_id: int, placement_id: int) -> str:
     poster = current_app.config.get("GRADE_POSTER")
     try:
         result = post_grade(
-            _store(), _catalog(), poster, user_id, placement_id, _settings().sync_attempts
+            context.store(),
+            context.catalog(),
+            poster,
+            user_id,
+            placement_id,
+            context.settings().sync_attempts,
         )
     except DBAPIError as exc:
         _retry(self, backoff(self.request.retries + 1), exc)
@@ -66,7 +70,7 @@ def sync_grade(self: Task, user_id: int, placement_id: int) -> str:
 @shared_task(name=SWEEP, bind=True, ignore_result=True)
 def sweep(self: Task) -> dict[str, int]:
     """Enqueue again what is stuck: submissions past their deadline, syncs past due."""
-    found = find_stuck(_store(), _settings())
+    found = find_stuck(context.store(), context.settings())
     for submission_id, queue in found.submissions:
         enqueue(self.app, GRADE_SUBMISSION, [submission_id], queue=queue)
     for placement_id, user_id in found.syncs:
@@ -85,21 +89,6 @@ def _sandbox() -> Sandbox:
     sandboxes: dict[int, Sandbox] = current_app.extensions.setdefault("sandboxes", {})
     pid = os.getpid()
     if pid not in sandboxes:
-        settings = _settings()
+        settings = context.settings()
         sandboxes[pid] = make_sandbox(settings.sandbox, settings.runtime_dir)
     return sandboxes[pid]
-
-
-def _store() -> Store:
-    store: Store = current_app.extensions["store"]
-    return store
-
-
-def _catalog() -> Catalog:
-    catalog: Catalog = current_app.extensions["catalog"]
-    return catalog
-
-
-def _settings() -> Settings:
-    settings: Settings = current_app.config["SETTINGS"]
-    return settings
