@@ -13,6 +13,7 @@ apt_packages=(
   "setpriv:util-linux"
   "prlimit:util-linux"
   "dockerd:docker.io"
+  "docker-compose:docker-compose"  # docker/build.sh and the deployment tests (compose v1)
   "/usr/bin/chromium:chromium"   # browser tests drive Debian's chromium via Playwright
   "node:nodejs"                  # the editor bundle's reproducibility test rebuilds it
   "npm:npm"

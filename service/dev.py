@@ -6,9 +6,13 @@ student or a teacher right away. Registration is idempotent: a restart finds it 
 
 from __future__ import annotations
 
-from flask import Flask
+import sqlite3
+import time
 
-from service.demo import DemoConfig, DemoError, create_demo_blueprint, platform_of
+from flask import Flask
+from sqlalchemy.exc import IntegrityError
+
+from service.demo import DemoConfig, DemoError, DemoPlatform, create_demo_blueprint, platform_of
 from service.lti import registration
 from service.settings import Settings
 
@@ -26,6 +30,19 @@ def mount_demo(app: Flask) -> None:
     )
     app.register_blueprint(create_demo_blueprint(config))
     platform = platform_of(app)
+    # several web processes start at once (gunicorn): whoever registers second finds it done
+    for attempt in range(5):
+        try:
+            _register(app, platform)
+            return
+        except (DemoError, IntegrityError, sqlite3.Error):
+            if attempt == 4:
+                raise
+            time.sleep(0.2 * (attempt + 1))
+
+
+def _register(app: Flask, platform: DemoPlatform) -> None:
+    base = app.config["SETTINGS"].base_url.rstrip("/")
     try:
         platform.tool(CLIENT_ID)
     except DemoError:

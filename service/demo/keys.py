@@ -7,6 +7,7 @@ import hashlib
 import hmac
 import json
 import os
+import tempfile
 from pathlib import Path
 from typing import Any, cast
 
@@ -44,8 +45,8 @@ class PlatformKey:
         path = state_dir / KEY_FILE
         if not path.exists():
             # Write aside, then link: a racing second process sees no key or a whole key.
-            tmp = state_dir / f".{KEY_FILE}.{os.getpid()}"
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            fd, name = tempfile.mkstemp(dir=state_dir, prefix=f".{KEY_FILE}.")  # mode 0600
+            tmp = Path(name)
             with os.fdopen(fd, "w") as out:
                 out.write(generate_private_pem())
             try:

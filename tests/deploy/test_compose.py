@@ -37,6 +37,14 @@ BUILD_TIMEOUT_S = 1200  # a cold build downloads Debian packages for three image
 READY_TIMEOUT_S = 120
 
 
+def clean_environment(**extra: str) -> dict[str, str]:
+    """Return this process's environment without the variables the compose file reads, so that
+    only the env file given sets them (compose prefers the environment's)."""
+    text = (REPO / "docker-compose.yml").read_text()
+    read = set(re.findall(r"\$\{(\w+)", text)) | {"BASE", "BUILD_NETWORK", "ENV_FILE"}
+    return {**{k: v for k, v in os.environ.items() if k not in read}, **extra}
+
+
 def compose_command() -> list[str]:
     """Return the compose command here: the v2 plugin, else Debian's docker-compose (v1)."""
     try:
@@ -54,7 +62,7 @@ def compose(*args: str, env_file: Path = EXAMPLE, timeout: float = 120, check: b
     """Run compose in the repo root with an env file; return the finished process."""
     done = subprocess.run(
         [*compose_command(), "--env-file", str(env_file), *args],
-        cwd=REPO, capture_output=True, text=True, timeout=timeout,
+        cwd=REPO, capture_output=True, text=True, timeout=timeout, env=clean_environment(),
     )  # fmt: skip
     if check and done.returncode != 0:
         raise AssertionError(f"compose {' '.join(args)} failed:\n{done.stdout}{done.stderr}")
@@ -95,6 +103,15 @@ def test_the_compose_file_validates_with_the_example_env():
     assert demo["services"]["web"]["command"][-2:] == ["--workers", "1"]
 
 
+def test_every_variable_of_the_compose_file_is_documented_in_the_example():
+    example = EXAMPLE.read_text()
+    read = set(re.findall(r"\$\{(\w+)", (REPO / "docker-compose.yml").read_text()))
+    assert read, "the compose file reads no variables?"
+    for name in sorted(read):
+        # set (or shown commented out) right below a comment that explains it
+        assert re.search(rf"^# .+\n#?{name}=", example, re.M), f"{name} is not documented"
+
+
 def test_a_missing_secret_is_named(tmp_path):
     broken = tmp_path / ".env"
     broken.write_text(re.sub(r"^POSTGRES_PASSWORD=.*\n", "", EXAMPLE.read_text(), flags=re.M))
@@ -120,7 +137,7 @@ def images(docker_daemon, tmp_path_factory: pytest.TempPathFactory) -> float:
     done = subprocess.run(
         ["bash", str(REPO / "docker" / "build.sh")],
         cwd=REPO, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S,
-        env={**os.environ, "ENV_FILE": str(env)},
+        env=clean_environment(ENV_FILE=str(env)),
     )  # fmt: skip
     if done.returncode != 0:
         pytest.fail(f"docker/build.sh failed:\n{done.stdout[-4000:]}{done.stderr[-4000:]}")

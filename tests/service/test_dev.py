@@ -33,3 +33,27 @@ def test_demo_lms_is_mounted_registered_and_launches(settings):
     finally:
         server.stop()
         app.extensions["store"].dispose()
+
+
+def test_web_processes_starting_together_register_the_demo_once(settings):
+    import threading
+
+    demo_settings = replace(settings, demo=1, base_url="http://127.0.0.1:5999")
+    apps, errors = [], []
+
+    def start():
+        try:
+            apps.append(create_app({"TESTING": True, "SETTINGS": demo_settings}))
+        except Exception as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    threads = [threading.Thread(target=start) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert len(registration.list_platforms(apps[0].extensions["store"])) == 1
+    assert len(platform_of(apps[0]).tools()) == 1
+    for app in apps:
+        app.extensions["store"].dispose()
