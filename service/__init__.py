@@ -70,13 +70,14 @@ def register_extensions(app: Flask) -> None:
 
 def register_blueprints(app: Flask) -> None:
     """Mount one blueprint per concern."""
-    from service import api, gradebook, health, home, metrics, pages, regrades
+    from service import admin, api, gradebook, health, home, metrics, pages, regrades
     from service.lti import picking, views
 
     app.register_blueprint(api.bp)
     app.register_blueprint(health.bp)
     app.register_blueprint(metrics.bp)
     app.register_blueprint(home.bp)
+    app.register_blueprint(admin.bp)
     app.register_blueprint(views.bp)
     app.register_blueprint(picking.bp)
     app.register_blueprint(pages.bp)

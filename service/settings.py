@@ -34,6 +34,7 @@ class Settings:
     worker_concurrency: int = 0  # 0: one sandbox run per core
     demo: int = 0  # 1: mount the demo LMS at /demo, registered with the tool (codeblanks dev)
     log_format: str = "json"  # one JSON object per line; "text" for plain lines
+    admin_password: str = ""  # turns on /admin/platforms (HTTP Basic, user "admin")
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:

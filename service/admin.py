@@ -1,0 +1,87 @@
+"""The LMS admin's page: the registered platforms, with forms to add and remove them.
+
+Off unless CODEBLANKS_ADMIN_PASSWORD is set; then HTTP Basic (user "admin") guards it, over
+https in production. Forms carry a CSRF token bound to the session, because browsers send
+Basic credentials along with any cross-site form.
+"""
+
+from __future__ import annotations
+
+import hmac
+
+from flask import Blueprint, Response, abort, redirect, render_template, request, url_for
+from flask.typing import ResponseReturnValue
+
+from service import context, csrf
+from service.lti import registration
+
+bp = Blueprint("admin", __name__, url_prefix="/admin")
+USER = "admin"
+
+
+@bp.before_request
+def require_admin() -> Response | None:
+    """Answer 404 when the page is off, 401 until the admin's password is given."""
+    password = context.settings().admin_password
+    if not password:
+        abort(404)
+    auth = request.authorization
+    given = auth.password if auth and auth.username == USER else None
+    if given is None or not hmac.compare_digest(given.encode(), password.encode()):
+        return Response(
+            "The admin password is needed.",
+            401,
+            {"WWW-Authenticate": 'Basic realm="CodeBlanks admin", charset="UTF-8"'},
+        )
+    return None
+
+
+@bp.get("/platforms")
+def platforms() -> str:
+    """List the registered platforms, with a form to add one."""
+    return _page()
+
+
+@bp.post("/platforms")
+def add() -> ResponseReturnValue:
+    """Register a platform from the form (or add deployments to one registered)."""
+    csrf.check(request.form.get(csrf.FIELD))
+    form = request.form
+    try:
+        registration.add_platform(
+            context.store(),
+            issuer=form.get("issuer", "").strip(),
+            client_id=form.get("client_id", "").strip(),
+            deployment_ids=[
+                d.strip() for d in form.get("deployment_ids", "").split(",") if d.strip()
+            ],
+            auth_login_url=form.get("auth_login_url", "").strip(),
+            auth_token_url=form.get("auth_token_url", "").strip(),
+            key_set_url=form.get("key_set_url", "").strip(),
+            name=form.get("name", "").strip(),
+            auto_add_deployments=form.get("auto_add_deployments") == "on",
+        )
+    except ValueError as exc:
+        return _page(error=str(exc), form=form), 400
+    return redirect(url_for("admin.platforms"), code=303)
+
+
+@bp.post("/platforms/<int:platform_id>/remove")
+def remove(platform_id: int) -> ResponseReturnValue:
+    """Remove a platform and everything recorded for it."""
+    csrf.check(request.form.get(csrf.FIELD))
+    if not registration.remove_platform(context.store(), platform_id):
+        abort(404)
+    return redirect(url_for("admin.platforms"), code=303)
+
+
+def _page(error: str = "", form: object = None) -> str:
+    base = context.settings().base_url.rstrip("/")
+    return render_template(
+        "admin/platforms.html",
+        platforms=registration.list_platforms(context.store()),
+        error=error,
+        form=form or {},
+        csrf_token=csrf.token(),
+        base=base,
+    )
