@@ -1,0 +1,127 @@
+"""The README's newcomer path in Chromium, through a real `codeblanks dev` process.
+
+Open the demo LMS's course page, launch "What is attention?" as Ali with the page's own
+button, answer a question and submit the seed's solution in the tool's iframe, then watch the
+grade arrive in the demo LMS's gradebook; Ctrl-C stops everything.
+"""
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.conftest import REPO
+from tests.service.test_editor_bundle import CHROMIUM, CHROMIUM_ARGS
+from tests.service.test_pages_browser import Watch, expect_text
+from tests.service.test_supervisor import free_port
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+LESSON = "What is attention?"
+SOLUTION = (REPO / "lessons/expert/what-is-attention/solution/model.py").read_text()
+SHOT = REPO / "docs" / "screenshots" / "newcomer-demo-gradebook.png"
+TIMEOUT_MS = 30_000
+
+
+def ali_score(page) -> str | None:
+    """Ali's points for the lesson as the gradebook shows them, or None."""
+    grid = page.locator("main table").first
+    if grid.count() == 0:
+        return None
+    headers = grid.locator("tr").first.locator("th").all_inner_texts()
+    column = next((i for i, h in enumerate(headers) if h.startswith(LESSON)), None)
+    if column is None:
+        return None
+    row = grid.locator("tr", has=page.locator("td", has_text=re.compile(r"^Ali Student$")))
+    cell = row.locator("td").nth(column).locator("strong")
+    return cell.inner_text().strip() if cell.count() else None
+
+
+def test_newcomer_goes_from_the_demo_lms_to_a_grade_in_chromium(tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    assert CHROMIUM.exists(), "Debian's chromium is missing: apt-get install -y chromium"
+    started = time.monotonic()
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    env = {**os.environ, "CODEBLANKS_INSTANCE_DIR": str(tmp_path / "instance")}
+    dev = subprocess.Popen(
+        [sys.executable, "-m", "service", "dev", "--port", str(port)],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    output = []
+    try:
+        for line in dev.stdout:
+            output.append(line)
+            if "Press Ctrl-C" in line or dev.poll() is not None:
+                break
+        assert f"Demo LMS:  {base}/demo/" in "".join(output), "".join(output)
+
+        with sync_playwright() as p:
+            browser = p.chromium.launch(
+                executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+            )
+            try:
+                context = browser.new_context(viewport={"width": 1100, "height": 900})
+                context.set_default_timeout(TIMEOUT_MS)
+                # the demo LMS's pages name no icon, so Chromium asks for /favicon.ico
+                context.route("**/favicon.ico", lambda route: route.fulfill(status=204))
+                page = context.new_page()
+                watch = Watch(page)
+
+                # the course page: launch the lesson as Ali, with a click
+                page.goto(base + "/demo/")
+                row = page.locator("tr", has_text=LESSON)
+                row.get_by_role("link", name="Launch as Ali Student").click()
+                page.get_by_role("heading", name=LESSON, level=1).wait_for()
+                frame = page.frame_locator("iframe.tool")
+                frame.get_by_role("heading", name=LESSON, level=1).wait_for()
+
+                # one question, answered right
+                question = frame.locator("#q-rnn-advantage")
+                question.get_by_label("It relates distant positions").check()
+                question.get_by_role("button", name="Check answer").click()
+                expect_text(question.locator("[data-feedback]"), "Correct.")
+                expect_text(frame.locator("#score"), "1 of 8 points")
+
+                # the seed's solution in the editor, submitted
+                editor = frame.locator("#exercise .cm-content")
+                editor.click()
+                editor.press("Control+a")
+                page.keyboard.insert_text(SOLUTION)
+                frame.get_by_role("button", name="Submit").click()
+                expect_text(frame.locator("#verdict h3"), "Passed")
+                expect_text(frame.locator("#score"), "6 of 8 points")
+
+                # the demo LMS's gradebook: the grade arrives through the Celery worker
+                page.get_by_role("link", name="Gradebook").click()
+                page.get_by_role("heading", name="Gradebook").wait_for()
+                deadline = time.monotonic() + 60
+                while ali_score(page) != "6":
+                    assert time.monotonic() < deadline, (
+                        f"Ali's score did not reach the gradebook: {ali_score(page)!r}"
+                    )
+                    time.sleep(1)
+                    page.reload()
+                SHOT.parent.mkdir(parents=True, exist_ok=True)
+                page.screenshot(path=str(SHOT), full_page=True)
+
+                assert watch.errors == []
+                assert watch.outside() == [], f"requests left 127.0.0.1: {watch.outside()}"
+                assert any(url.startswith(base + "/") for url in watch.requests)
+            finally:
+                browser.close()
+    finally:
+        dev.send_signal(signal.SIGINT)
+        rest, _ = dev.communicate(timeout=60)
+    assert dev.returncode == 0, "".join(output) + rest
+    assert "codeblanks dev: stopped" in rest
+    assert time.monotonic() - started < 120
