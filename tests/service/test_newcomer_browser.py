@@ -5,19 +5,15 @@ button, answer a question and submit the seed's solution in the tool's iframe, t
 grade arrive in the demo LMS's gradebook; Ctrl-C stops everything.
 """
 
-import os
 import re
-import signal
-import subprocess
-import sys
 import time
 
 import pytest
 
 from tests.conftest import REPO
+from tests.devserver import dev_server
 from tests.service.test_editor_bundle import CHROMIUM, CHROMIUM_ARGS
 from tests.service.test_pages_browser import Watch, expect_text
-from tests.service.test_supervisor import free_port
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -46,25 +42,7 @@ def test_newcomer_goes_from_the_demo_lms_to_a_grade_in_chromium(tmp_path):
 
     assert CHROMIUM.exists(), "Debian's chromium is missing: apt-get install -y chromium"
     started = time.monotonic()
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    env = {**os.environ, "CODEBLANKS_INSTANCE_DIR": str(tmp_path / "instance")}
-    dev = subprocess.Popen(
-        [sys.executable, "-m", "service", "dev", "--port", str(port)],
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    output = []
-    try:
-        for line in dev.stdout:
-            output.append(line)
-            if "Press Ctrl-C" in line or dev.poll() is not None:
-                break
-        assert f"Demo LMS:  {base}/demo/" in "".join(output), "".join(output)
-
+    with dev_server(tmp_path / "instance") as base:
         with sync_playwright() as p:
             browser = p.chromium.launch(
                 executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
@@ -119,9 +97,4 @@ def test_newcomer_goes_from_the_demo_lms_to_a_grade_in_chromium(tmp_path):
                 assert any(url.startswith(base + "/") for url in watch.requests)
             finally:
                 browser.close()
-    finally:
-        dev.send_signal(signal.SIGINT)
-        rest, _ = dev.communicate(timeout=60)
-    assert dev.returncode == 0, "".join(output) + rest
-    assert "codeblanks dev: stopped" in rest
     assert time.monotonic() - started < 120

@@ -1,11 +1,8 @@
 """`codeblanks dev` for real: the newcomer's path from the demo LMS to a grade, then Ctrl-C."""
 
-import os
 import re
-import signal
 import socket
 import subprocess
-import sys
 import time
 from urllib.parse import parse_qsl, urljoin, urlsplit
 
@@ -14,14 +11,9 @@ import requests
 
 from service.demo.browser import parse_form
 from tests.conftest import REPO
+from tests.devserver import dev_server
 
 pytestmark = pytest.mark.slow
-
-
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def wait_for(predicate, timeout_s, message):
@@ -35,25 +27,7 @@ def wait_for(predicate, timeout_s, message):
 
 
 def test_dev_runs_the_newcomer_path_and_stops_cleanly(tmp_path):
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    env = {**os.environ, "CODEBLANKS_INSTANCE_DIR": str(tmp_path / "instance")}
-    dev = subprocess.Popen(
-        [sys.executable, "-m", "service", "dev", "--port", str(port)],
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    output = []
-    try:
-        for line in dev.stdout:
-            output.append(line)
-            if "Press Ctrl-C" in line or dev.poll() is not None:
-                break
-        banner = "".join(output)
-        assert f"Demo LMS:  {base}/demo/" in banner, banner
+    with dev_server(tmp_path / "instance") as base:
         with requests.Session() as browser:
             course = browser.get(base + "/demo/", timeout=10).text
             link_id = re.search(r"/demo/launch/([\w-]+)", course).group(1)
@@ -97,12 +71,7 @@ def test_dev_runs_the_newcomer_path_and_stops_cleanly(tmp_path):
 
             [score] = wait_for(in_gradebook, 60, "the grade did not reach the demo LMS")[-1:]
             assert score["body"]["scoreMaximum"] == 8.0
-    finally:
-        dev.send_signal(signal.SIGINT)
-        rest, _ = dev.communicate(timeout=60)
-    assert dev.returncode == 0, "".join(output) + rest
-    assert "codeblanks dev: stopped" in rest
     with pytest.raises(ConnectionRefusedError):  # nothing was left serving
-        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+        socket.create_connection(("127.0.0.1", int(base.rsplit(":", 1)[1])), timeout=2).close()
     leftovers = subprocess.run(["pgrep", "-f", str(tmp_path / "instance")], capture_output=True)
     assert leftovers.stdout == b""  # no redis-server, worker or web process of this run

@@ -12,7 +12,6 @@ from service.store.models import Draft, Membership, Placement, QuestionAnswer, S
 from tests.conftest import SEED
 from tests.factories import add_student, place
 from tests.service.sessions import (
-    catch_tasks,
     form_token,
     grade,
     session_param,
@@ -26,23 +25,6 @@ STARTER = (SEED / "starter" / "model.py").read_text()
 PUBLIC = STARTER + (SEED / "lesson.md").read_text() + (SEED / "exercise.yaml").read_text()
 # lines of the sample solution that nothing else of the lesson shows
 SOLUTION_ONLY = [line for line in SOLUTION.splitlines() if line.strip() and line not in PUBLIC]
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def database_url(request, tmp_path):
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'pages.db'}"
-    return request.getfixturevalue("postgres_cluster").new_database()
-
-
-@pytest.fixture
-def store(app):
-    return app.extensions["store"]
-
-
-@pytest.fixture
-def sent(app):
-    return catch_tasks(app)
 
 
 @pytest.fixture

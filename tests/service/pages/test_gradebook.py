@@ -28,23 +28,6 @@ from tests.service.sessions import catch_tasks, form_token, grade, sign_in, text
 LESSON = "expert/what-is-attention"
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def database_url(request, tmp_path):
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'pages.db'}"
-    return request.getfixturevalue("postgres_cluster").new_database()
-
-
-@pytest.fixture
-def store(app):
-    return app.extensions["store"]
-
-
-@pytest.fixture
-def sent(app):
-    return catch_tasks(app)
-
-
 @pytest.fixture
 def course(store):
     """A course with the seed lesson placed, two students (one never started), a teacher."""
