@@ -11,10 +11,11 @@ from flask.typing import ResponseReturnValue
 
 from service import course_grades, csrf, placement_report, placement_settings
 from service.auth import session_token
+from service.context import catalog, store
 from service.queue import SYNC_GRADE, SYNC_QUEUE, enqueue
 from service.store.models import Placement, utcnow
 from service.student import Refused
-from service.teaching import catalog, course_teacher, placement_teacher, store
+from service.teaching import course_teacher, placement_teacher
 
 bp = Blueprint("teacher", __name__, url_prefix="/teach")
 

@@ -13,10 +13,11 @@ from flask.typing import ResponseReturnValue
 
 from service import csrf, placement_report, teacher
 from service.auth import session_token
+from service.context import catalog, store
 from service.store.models import Placement, utcnow
 from service.store.regrades import RegradeProblem
 from service.student import Refused
-from service.teaching import catalog, placement_teacher, store
+from service.teaching import placement_teacher
 
 bp = Blueprint("regrades", __name__, url_prefix="/teach/placements")
 

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-from flask import current_app
-
-from core.lessons import Catalog
 from service.auth import SignedIn, current_user
-from service.store.database import Store
+from service.context import store
 from service.store.models import Placement
 from service.student import Refused
 
@@ -32,15 +29,3 @@ def placement_teacher(placement_id: int) -> tuple[SignedIn, Placement]:
     if placement is None or not user.teaches(placement.course_id):
         raise Refused(403, "not_a_teacher", "Only the course's teachers can see this page.")
     return user, placement
-
-
-def store() -> Store:
-    """Return the app's store."""
-    found: Store = current_app.extensions["store"]
-    return found
-
-
-def catalog() -> Catalog:
-    """Return the app's lesson catalog."""
-    found: Catalog = current_app.extensions["catalog"]
-    return found

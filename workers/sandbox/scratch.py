@@ -71,11 +71,8 @@ def uid_slot(lock_dir: Path, first_uid: int = FIRST_UID) -> Iterator[int]:
     start = os.getpid() % SLOTS
     for offset in range(SLOTS):
         uid = first_uid + (start + offset) % SLOTS
-        fd = os.open(lock_dir / f"{uid}.lock", os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
+        fd = _try_lock(lock_dir / f"{uid}.lock", os.O_RDWR | os.O_CREAT)
+        if fd is None:
             continue
         try:
             yield uid
@@ -93,16 +90,24 @@ def free_slots(lock_dir: Path, first_uid: int = FIRST_UID) -> Iterator[int]:
         path = lock_dir / f"{uid}.lock"
         if not path.exists():
             continue
-        fd = os.open(path, os.O_RDWR)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
+        fd = _try_lock(path, os.O_RDWR)
+        if fd is None:
             continue
         try:
             yield uid
         finally:
             os.close(fd)
+
+
+def _try_lock(path: Path, flags: int) -> int | None:
+    """Open and flock a slot's lock file without waiting; None when a run holds it."""
+    fd = os.open(path, flags, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd
 
 
 def sweep_slot(runs_dir: Path, uid: int) -> int:
