@@ -11,7 +11,6 @@ apt_packages=(
   "bwrap:bubblewrap"
   "debootstrap:debootstrap"
   "setpriv:util-linux"
-  "prlimit:util-linux"
   "dockerd:docker.io"
   "docker-compose:docker-compose"  # docker/build.sh and the deployment tests (compose v1)
   "/usr/bin/chromium:chromium"   # browser tests drive Debian's chromium via Playwright

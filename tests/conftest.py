@@ -53,10 +53,15 @@ def sandbox_leftovers(sandbox: BwrapSandbox) -> list[str]:
         # a zombie holds nothing and runs nothing; the host's init reaps it when it gets to it
         if 61000 <= int(uid) < 61256 and not stat.startswith("Z"):
             found.append(f"process {line.strip()}")
+    armed = set(sandbox.armed())  # a launcher waiting for the next run: one root sh, no files
     for controller in ("memory", "pids"):
         base = Path("/sys/fs/cgroup") / controller / "codeblanks"
         if base.is_dir():
-            found += [f"cgroup {p}" for p in base.iterdir() if p.is_dir() and not _warm(p.name)]
+            found += [
+                f"cgroup {p}"
+                for p in base.iterdir()
+                if p.is_dir() and not _warm(p.name) and (p.name not in armed or len(_pids(p)) > 1)
+            ]
     mounts = Path("/proc/self/mounts").read_text()
     found += [f"mount {m}" for m in re.findall(r"\S*/run/codeblanks/runs/\S+", mounts)]
     if sandbox.runs_dir.is_dir():

@@ -1,4 +1,6 @@
 import dataclasses
+import os
+import signal
 import socket
 import textwrap
 import threading
@@ -6,8 +8,11 @@ import time
 
 import pytest
 
+from core.errors import GraderError
 from core.grading import grade_source
 from core.runs import Limits, RunOutcome, RunRequest, RunStatus
+from workers.sandbox import cgroups
+from workers.sandbox.bwrap import BwrapSandbox
 
 pytestmark = [pytest.mark.bwrap, pytest.mark.usefixtures("clean_host")]
 
@@ -266,3 +271,83 @@ def test_concurrent_runs_are_independent(bwrap):
 def test_stdin_is_delivered(bwrap):
     request = RunRequest({"main.py": b"print(input()[::-1])\n"}, "main.py", stdin=b"abc\n")
     assert bwrap.run(request).stdout == b"cba\n"
+
+
+def test_rlimits_reach_the_program(bwrap):
+    result = run(bwrap, "print(open('/proc/self/limits').read())", time_s=3, processes=40)
+    limits = {
+        line[:26].strip(): line[26:].split()[:2] for line in result.stdout.decode().splitlines()
+    }
+    assert limits["Max cpu time"] == ["3", "4"]
+    assert limits["Max open files"] == ["64", "64"]
+    assert limits["Max processes"] == ["40", "40"]
+    assert limits["Max core file size"] == ["0", "0"]
+    assert limits["Max address space"] == [str(2048 * 2**20)] * 2
+
+
+def _joined(name):
+    """Return the one process of an armed launcher's cgroup, once it has joined (within 2 s)."""
+    for _ in range(200):
+        procs = _procs(name)
+        if procs:
+            (pid,) = procs
+            return int(pid)
+        time.sleep(0.01)
+    raise AssertionError(f"no launcher joined {name}")
+
+
+def _procs(name):
+    path = f"/sys/fs/cgroup/pids/codeblanks/{name}/cgroup.procs"
+    try:
+        with open(path) as procs:
+            return procs.read().split()
+    except FileNotFoundError:
+        return None
+
+
+@pytest.fixture
+def fresh(bwrap):
+    """A bwrap sandbox of the test's own, so that no other test's launchers are armed."""
+    sandbox = BwrapSandbox(bwrap.runtime)
+    yield sandbox
+    sandbox.close()
+
+
+def test_a_launcher_is_armed_after_the_second_run_and_holds_nothing(fresh, seed):
+    bwrap = fresh
+    solution = seed.solution["model.py"].encode()
+    grade_source(seed, solution, bwrap)
+    assert bwrap.armed() == []  # a one-shot caller never pays for a spare
+    grade_source(seed, solution, bwrap)
+    (spare,) = bwrap.armed()
+    pid = _joined(spare)
+    with open(f"/proc/{pid}/status") as status:
+        uids = next(line for line in status if line.startswith("Uid:")).split()[1:]
+    assert uids == ["0"] * 4  # still the host's sh, waiting; it drops to the run uid later
+    assert not (bwrap.runs_dir / spare).exists()  # no tmpfs, no files before its run
+    verdict = grade_source(seed, solution, bwrap)
+    assert verdict.status is RunStatus.PASSED
+    assert bwrap.armed() != [spare] and _procs(spare) is None  # used once, then gone
+    bwrap.close()
+    assert bwrap.armed() == []
+
+
+def test_a_launcher_killed_while_waiting_is_replaced(fresh, seed):
+    bwrap = fresh
+    solution = seed.solution["model.py"].encode()
+    for _ in range(2):
+        grade_source(seed, solution, bwrap)
+    (spare,) = bwrap.armed()
+    os.kill(_joined(spare), signal.SIGKILL)
+    verdict = grade_source(seed, solution, bwrap)
+    assert verdict.status is RunStatus.PASSED
+    assert _procs(spare) is None
+
+
+def test_a_launcher_that_cannot_join_its_cgroup_is_a_clear_error(fresh, monkeypatch):
+    monkeypatch.setattr(
+        cgroups.RunCgroup, "procs_files", property(lambda self: ["/nonexistent/cgroup.procs"])
+    )
+    with pytest.raises(GraderError, match="did not start: .*nonexistent/cgroup.procs"):
+        run(fresh, "print('never')")
+    assert fresh.armed() == []

@@ -144,12 +144,14 @@ def _snapshot(directory: Path) -> dict[str, tuple[int, int]]:
     return {str(p): (p.stat().st_size, p.stat().st_mtime_ns) for p in directory.rglob("*")}
 
 
-def bwrap_leftovers() -> list[str]:
+def bwrap_leftovers(sandbox: Sandbox) -> list[str]:
     """Return what bwrap runs left: processes of the slot uids, cgroups, mounts, scratch dirs."""
-    return sandbox_leftovers(BwrapSandbox(Runtime(Settings.from_env().runtime_dir)))
+    if not isinstance(sandbox, BwrapSandbox):  # a launcher armed for its next run is no leftover
+        sandbox = BwrapSandbox(Runtime(Settings.from_env().runtime_dir))
+    return sandbox_leftovers(sandbox)
 
 
-def docker_leftovers() -> list[str]:
+def docker_leftovers(sandbox: Sandbox) -> list[str]:
     """Return what docker runs left: run containers, and processes of the run uids."""
     names = subprocess.run(
         ["docker", "ps", "-a", "--filter", f"name={docker_backend.NAME_PREFIX}",
@@ -167,13 +169,17 @@ def docker_leftovers() -> list[str]:
 
 
 # checked after every case of that backend; a backend not listed gets every check
-LEFTOVERS = {"bwrap": [bwrap_leftovers], "docker": [docker_leftovers], "warm": [warm_leftovers]}
+LEFTOVERS = {
+    "bwrap": [bwrap_leftovers],
+    "docker": [docker_leftovers],
+    "warm": [lambda _: warm_leftovers()],
+}
 
 
-def leftovers(backend: str) -> list[str]:
+def leftovers(backend: str, sandbox: Sandbox) -> list[str]:
     """Return what the backend's runs left on the host."""
     checks = LEFTOVERS.get(backend, [bwrap_leftovers, docker_leftovers])
-    return [item for check in checks for item in check()]
+    return [item for check in checks for item in check(sandbox)]
 
 
 def _victim(sandbox: Sandbox, token: str) -> threading.Thread:
@@ -192,7 +198,7 @@ CASES = all_cases()
 def test_hostile_submission_is_contained(sandbox, seed, host, case: Case, request):
     backend = request.node.callspec.params["sandbox"]
     # what was there before (another test session's runs, a warm pool) is not this case's
-    before = set(leftovers(backend))
+    before = set(leftovers(backend, sandbox))
     source = host.fill(textwrap.dedent(case.prelude) + textwrap.dedent(case.source))
     victim = _victim(sandbox, host.token) if case.victim else None
     started = time.monotonic()
@@ -219,10 +225,10 @@ def test_hostile_submission_is_contained(sandbox, seed, host, case: Case, reques
     json.dumps(verdict.as_json("hostile"), ensure_ascii=False).encode()  # no lone surrogate
 
     for _ in range(30):  # killed processes take a moment to leave the process table
-        if not set(leftovers(backend)) - before:
+        if not set(leftovers(backend, sandbox)) - before:
             break
         time.sleep(0.1)
-    assert sorted(set(leftovers(backend)) - before) == []
+    assert sorted(set(leftovers(backend, sandbox)) - before) == []
     assert host.problems() == []
     if case.after is not None:
         probe = RunRequest({"model.py": textwrap.dedent(case.after).encode()}, "model.py", LIMITS)

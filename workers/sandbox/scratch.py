@@ -67,18 +67,22 @@ class Scratch:
 @contextlib.contextmanager
 def uid_slot(lock_dir: Path, first_uid: int = FIRST_UID) -> Iterator[int]:
     """Hold one uid of the slot range for the duration of a run (an flock per uid)."""
+    uid, lock = take_slot(lock_dir, first_uid)
+    try:
+        yield uid
+    finally:
+        os.close(lock)
+
+
+def take_slot(lock_dir: Path, first_uid: int = FIRST_UID) -> tuple[int, int]:
+    """Take a free uid of the slot range; return it and its lock's fd (close it to give it back)."""
     lock_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     start = os.getpid() % SLOTS
     for offset in range(SLOTS):
         uid = first_uid + (start + offset) % SLOTS
         fd = _try_lock(lock_dir / f"{uid}.lock", os.O_RDWR | os.O_CREAT)
-        if fd is None:
-            continue
-        try:
-            yield uid
-        finally:
-            os.close(fd)
-        return
+        if fd is not None:
+            return uid, fd
     raise GraderError(f"all {SLOTS} sandbox uids are busy")
 
 
