@@ -157,6 +157,7 @@ class WarmSandbox:
                 keeper.thread.join(timeout=60)
         self._finalizer()
         self._uids.close()
+        getattr(self._fallback, "close", lambda: None)()  # a cold fallback's armed launchers
 
     def __enter__(self) -> WarmSandbox:
         return self
