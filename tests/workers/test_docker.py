@@ -4,6 +4,7 @@ import subprocess
 import textwrap
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -121,3 +122,19 @@ def test_sweep_removes_run_containers_past_their_deadline(docker):
 def test_a_missing_image_is_a_grader_error_that_says_how_to_build_it():
     with pytest.raises(GraderError, match="build-image.sh"):
         DockerSandbox(image="codeblanks-runner:does-not-exist").check()
+
+
+def test_a_run_reports_its_cpu_time_and_peak_memory_and_leaves_no_cgroup(docker):
+    source = """
+        import numpy, time
+        block = numpy.ones(25 * 2**20 // 8)  # 25 MiB, touched
+        end = time.process_time() + 0.3
+        while time.process_time() < end:
+            pass
+    """
+    result = run(docker, source, memory_mb=256)
+    assert result.outcome is RunOutcome.EXITED and result.exit_code == 0, result.stderr
+    assert result.peak_memory_kb >= 25 * 1024
+    assert 300 <= result.cpu_ms < 5000
+    groups = Path("/sys/fs/cgroup/memory/codeblanks")
+    assert list(groups.glob("docker-*")) == []

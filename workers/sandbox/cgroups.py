@@ -16,7 +16,7 @@ from pathlib import Path
 from core.errors import GraderError
 
 _ROOT = Path("/sys/fs/cgroup")
-_PREFIX = "codeblanks"
+PREFIX = "codeblanks"  # every run cgroup is a child of this one, in each hierarchy
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ class RunCgroup:
     def __init__(self, name: str, memory_bytes: int, pids: int, cpu_cores: float = 1.0) -> None:
         self.name = name
         self.v2 = (_ROOT / "cgroup.controllers").exists()
-        self.dirs = {"all": _ROOT / _PREFIX / name} if self.v2 else _v1_dirs(name)
+        self.dirs = {"all": _ROOT / PREFIX / name} if self.v2 else _v1_dirs(name)
         self._memory_bytes = memory_bytes
         self._pids = pids
         self._cpu_cores = cpu_cores
@@ -139,7 +139,7 @@ class RunCgroup:
 def sweep_slot(prefix: str) -> int:
     """Kill and remove run cgroups whose names start with `prefix` (a crashed run's leftovers)."""
     if (_ROOT / "cgroup.controllers").exists():
-        parents = [_ROOT / _PREFIX]
+        parents = [_ROOT / PREFIX]
     else:
         parents = [d.parent for d in _v1_dirs("x").values()]
     removed = 0
@@ -158,9 +158,22 @@ def sweep_slot(prefix: str) -> int:
     return removed
 
 
+def remove_empty(prefix: str) -> int:
+    """Remove run cgroups whose names start with `prefix` and that hold nothing; say how many."""
+    parents = [_ROOT / PREFIX] if (_ROOT / "cgroup.controllers").exists() else []
+    parents = parents or [d.parent for d in _v1_dirs("x").values()]
+    removed = 0
+    for parent in parents:
+        for child in parent.glob(f"{prefix}*"):
+            with contextlib.suppress(OSError):  # busy: a live run's (or its container's)
+                child.rmdir()
+                removed += 1
+    return removed
+
+
 def _v1_dirs(name: str) -> dict[str, Path]:
     """Map each v1 controller to the run's directory, once per real hierarchy."""
-    return {controller: base / _PREFIX / name for controller, base in _v1_roots().items()}
+    return {controller: base / PREFIX / name for controller, base in _v1_roots().items()}
 
 
 @functools.cache

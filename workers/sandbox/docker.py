@@ -10,12 +10,15 @@ A run, from outside in:
   execs the program. The wall clock starts at STARTED, so container start-up is not charged.
 No --rm: the daemon would remove the container before its OOMKilled flag could be read, so the
 container is inspected, then force-removed, whatever happened. Only this module talks to Docker.
+When the daemon is local and uses cgroupfs, each container goes under a cgroup of the run's
+(--cgroup-parent), which outlives the container and gives the run's CPU time and peak memory.
 """
 
 from __future__ import annotations
 
 import base64
 import contextlib
+import dataclasses
 import json
 import math
 import os
@@ -31,7 +34,7 @@ from typing import IO
 
 from core.errors import GraderError
 from core.runs import RunOutcome, RunRequest, RunResult
-from workers.sandbox import docker_entry
+from workers.sandbox import cgroups, docker_entry
 from workers.sandbox.capture import capture
 from workers.sandbox.outcomes import memory_error
 
@@ -45,6 +48,7 @@ _START_TIMEOUT_S = 30.0  # a busy daemon can take seconds to start a container
 _WALL_GRACE_S = 0.5  # as bwrap: interpreter and numpy start-up count against the run
 _CLI_TIMEOUT_S = 30.0
 _DATA_LIMIT = 2048 * 2**20  # per process, like bwrap's address-space limit (no "as" ulimit)
+_GROUP_PREFIX = "docker-"  # the accounting cgroups, beside bwrap's and the warm pool's
 _ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin"}  # the CLI gets nothing of the worker's env
 
 
@@ -55,6 +59,7 @@ class DockerSandbox:
         self.image = image
         self._docker = shutil.which("docker", path=_ENV["PATH"])
         self._checked = False
+        self._accounting = False  # whether runs get a cgroup parent of ours (see check)
 
     def check(self) -> None:
         """Raise GraderError saying what is missing when the daemon or the image is not there."""
@@ -70,10 +75,13 @@ class DockerSandbox:
                 "build the image with runtime/build-image.sh)"
             )
         self.sweep()
+        if cgroups.available() is None:  # we are root on a host whose cgroups we can write
+            driver = self._cli("info", "--format", "{{.CgroupDriver}}", check=False)
+            self._accounting = driver.stdout.strip() == b"cgroupfs"  # systemd wants a .slice
         self._checked = True
 
     def sweep(self) -> int:
-        """Force-remove run containers past their deadline (left by a worker that died)."""
+        """Force-remove run containers past their deadline, and figures cgroups of dead runs."""
         listing = self._cli(
             "ps", "-a", "--filter", f"label={DEADLINE_LABEL}",
             "--format", f'{{{{.Names}}}} {{{{.Label "{DEADLINE_LABEL}"}}}}',
@@ -85,7 +93,7 @@ class DockerSandbox:
                 stale.append(name)
         if stale:
             self._cli("rm", "-f", *stale, check=False)
-        return len(stale)
+        return len(stale) + cgroups.remove_empty(_GROUP_PREFIX)  # and dead runs' figures
 
     def run(self, request: RunRequest) -> RunResult:
         """Run the request in a new container and return its output and how it ended."""
@@ -93,9 +101,41 @@ class DockerSandbox:
         payload = _payload(request)
         name = NAME_PREFIX + secrets.token_hex(8)
         uid = FIRST_UID + secrets.randbelow(UIDS)
+        group = self._accounting_group(request, name)
+        try:
+            return self._run(request, name, uid, payload, group)
+        finally:
+            if group is not None:
+                group.remove()
+
+    def _accounting_group(self, request: RunRequest, name: str) -> cgroups.RunCgroup | None:
+        """Make the cgroup the container goes under; its limits are looser than the container's."""
+        if not self._accounting:
+            return None
+        limits = request.limits
+        group = cgroups.RunCgroup(
+            f"{_GROUP_PREFIX}{name}", (2 * limits.memory_mb + 64) * 2**20, 2 * limits.processes + 8
+        )
+        try:
+            group.create()
+        except GraderError:
+            return None  # the run goes on, without figures
+        return group
+
+    def _run(
+        self,
+        request: RunRequest,
+        name: str,
+        uid: int,
+        payload: bytes,
+        group: cgroups.RunCgroup | None,
+    ) -> RunResult:
+        argv = self._argv(request, name, uid)
+        if group is not None:
+            argv[2:2] = ["--cgroup-parent", f"/{cgroups.PREFIX}/{group.name}"]
         try:
             proc = subprocess.Popen(
-                self._argv(request, name, uid),
+                argv,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -109,7 +149,7 @@ class DockerSandbox:
         writer = threading.Thread(target=_feed, args=(proc.stdin, payload), daemon=True)
         writer.start()
         try:
-            return self._follow(request, name, proc)
+            result = self._follow(request, name, proc)
         finally:
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGKILL)
@@ -119,6 +159,14 @@ class DockerSandbox:
                 if pipe is not None:
                     pipe.close()
             self._cli("rm", "-f", name, check=False)
+        if group is None:
+            return result
+        usage = group.usage()
+        if usage.cpu_s <= 0:  # the daemon put the container elsewhere: no figures
+            return result
+        return dataclasses.replace(
+            result, cpu_ms=int(usage.cpu_s * 1000), peak_memory_kb=usage.peak_bytes // 1024
+        )
 
     def _follow(self, request: RunRequest, name: str, proc: subprocess.Popen[bytes]) -> RunResult:
         assert proc.stdout is not None and proc.stderr is not None
