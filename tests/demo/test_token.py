@@ -143,12 +143,13 @@ def test_expired_or_foreign_bearer_tokens_are_refused(
 ) -> None:
     url = demo.platform.lineitems_url("demo-course-1")
     base = {"iss": demo.platform.issuer, "aud": demo.platform.issuer, "sub": tool.client_id}
-    expired = demo.platform.sign({**base, "scope": LINEITEM, "iat": NOW - 7200, "exp": NOW - 60})
+    now = int(time.time())  # not NOW: a long session would expire these for the wrong reason
+    expired = demo.platform.sign({**base, "scope": LINEITEM, "iat": now - 7200, "exp": now - 60})
     id_token_like = demo.platform.sign(
-        {**base, "aud": tool.client_id, "scope": LINEITEM, "iat": NOW, "exp": NOW + 60}
+        {**base, "aud": tool.client_id, "scope": LINEITEM, "iat": now, "exp": now + 60}
     )
     forged = jwt.encode(
-        {**base, "scope": LINEITEM, "iat": NOW, "exp": NOW + 60}, impostor_key(), "RS256"
+        {**base, "scope": LINEITEM, "iat": now, "exp": now + 60}, impostor_key(), "RS256"
     )
     for token, message in [(expired, "expired"), (id_token_like, "invalid"), (forged, "invalid")]:
         answer = requests.get(url, headers={"Authorization": f"Bearer {token}"}, timeout=5)

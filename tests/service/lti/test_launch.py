@@ -41,6 +41,10 @@ def key_set_url():
     server.shutdown()
 
 
+def _now():
+    return int(time.time())
+
+
 def claims(**changes):
     now = int(time.time())
     body = {
@@ -128,43 +132,59 @@ def test_the_same_token_twice_is_a_replay(harness):
         harness.launch(token)
 
 
-NOW = int(time.time())
+# tokens are signed when their case runs: signed at collection, a long session expires them
 INVALID = [
-    ("no id_token", None, "Missing id_token"),
-    ("not a JWT", "abc.def", "Malformed id_token"),
-    ("garbage segments", "a.b.c", "Malformed id_token"),
-    ("bad signature", sign(claims(), key=OTHER_KEY), "Invalid id_token"),
-    ("unknown kid", sign(claims(), kid="k9"), "Unknown key"),
-    ("missing kid", sign(claims(), kid=None), "Missing kid"),
-    ("alg none", sign(claims(), alg="none"), "Refused algorithm"),
-    ("alg HS256", sign(claims(), alg="HS256"), "Refused algorithm"),
-    ("expired", sign(claims(iat=NOW - 600, exp=NOW - 120)), "Expired launch"),
-    ("missing exp", sign(claims(exp=None)), "Invalid id_token"),
-    ("missing iat", sign(claims(iat=None)), "Invalid id_token"),
-    ("iat in the future", sign(claims(iat=NOW + 600, exp=NOW + 900)), "Launch from the future"),
-    ("wrong iss", sign(claims(iss="https://evil.example.org")), "Wrong issuer"),
-    ("wrong aud", sign(claims(aud="client-2")), "Wrong client id"),
-    ("aud list without azp", sign(claims(aud=["client-1", "x"])), "No client id"),
-    ("wrong azp", sign(claims(aud=["client-1", "x"], azp="x")), "Wrong client id"),
-    ("azp not ours", sign(claims(aud="client-1", azp="client-2")), "Wrong client id"),
-    ("wrong nonce", sign(claims(nonce="other")), "Wrong nonce"),
-    ("missing nonce", sign(claims(nonce=None)), "Invalid id_token"),
-    ("unknown deployment", sign(claims(LTI_deployment_id="dep-9")), "Unknown deployment"),
-    ("wrong version", sign(claims(LTI_version="1.1.0")), "Unsupported LTI version"),
-    ("wrong message type", sign(claims(LTI_message_type="Other")), "Unsupported message type"),
-    ("missing roles", sign(claims(LTI_roles=None)), "Missing roles"),
-    ("missing sub", sign(claims(sub=None)), "Missing sub"),
-    ("missing resource link", sign(claims(LTI_resource_link=None)), "Missing resource link"),
+    ("no id_token", lambda: None, "Missing id_token"),
+    ("not a JWT", lambda: "abc.def", "Malformed id_token"),
+    ("garbage segments", lambda: "a.b.c", "Malformed id_token"),
+    ("bad signature", lambda: sign(claims(), key=OTHER_KEY), "Invalid id_token"),
+    ("unknown kid", lambda: sign(claims(), kid="k9"), "Unknown key"),
+    ("missing kid", lambda: sign(claims(), kid=None), "Missing kid"),
+    ("alg none", lambda: sign(claims(), alg="none"), "Refused algorithm"),
+    ("alg HS256", lambda: sign(claims(), alg="HS256"), "Refused algorithm"),
+    ("expired", lambda: sign(claims(iat=_now() - 600, exp=_now() - 120)), "Expired launch"),
+    ("missing exp", lambda: sign(claims(exp=None)), "Invalid id_token"),
+    ("missing iat", lambda: sign(claims(iat=None)), "Invalid id_token"),
+    (
+        "iat in the future",
+        lambda: sign(claims(iat=_now() + 600, exp=_now() + 900)),
+        "Launch from the future",
+    ),
+    ("wrong iss", lambda: sign(claims(iss="https://evil.example.org")), "Wrong issuer"),
+    ("wrong aud", lambda: sign(claims(aud="client-2")), "Wrong client id"),
+    ("aud list without azp", lambda: sign(claims(aud=["client-1", "x"])), "No client id"),
+    ("wrong azp", lambda: sign(claims(aud=["client-1", "x"], azp="x")), "Wrong client id"),
+    ("azp not ours", lambda: sign(claims(aud="client-1", azp="client-2")), "Wrong client id"),
+    ("wrong nonce", lambda: sign(claims(nonce="other")), "Wrong nonce"),
+    ("missing nonce", lambda: sign(claims(nonce=None)), "Invalid id_token"),
+    ("unknown deployment", lambda: sign(claims(LTI_deployment_id="dep-9")), "Unknown deployment"),
+    ("wrong version", lambda: sign(claims(LTI_version="1.1.0")), "Unsupported LTI version"),
+    (
+        "wrong message type",
+        lambda: sign(claims(LTI_message_type="Other")),
+        "Unsupported message type",
+    ),
+    ("missing roles", lambda: sign(claims(LTI_roles=None)), "Missing roles"),
+    ("missing sub", lambda: sign(claims(sub=None)), "Missing sub"),
+    (
+        "missing resource link",
+        lambda: sign(claims(LTI_resource_link=None)),
+        "Missing resource link",
+    ),
     (
         "foreign target",
-        sign(claims(LTI_target_link_uri="https://evil.example.org/")),
+        lambda: sign(claims(LTI_target_link_uri="https://evil.example.org/")),
         "Foreign target_link_uri",
     ),
-    ("oversized sub", sign(claims(sub="s" * 300)), "Oversized sub"),
-    ("oversized deployment", sign(claims(LTI_deployment_id="d" * 300)), "Oversized deployment"),
+    ("oversized sub", lambda: sign(claims(sub="s" * 300)), "Oversized sub"),
+    (
+        "oversized deployment",
+        lambda: sign(claims(LTI_deployment_id="d" * 300)),
+        "Oversized deployment",
+    ),
     (
         "deep link without return url",
-        sign(
+        lambda: sign(
             claims(
                 LTI_message_type="LtiDeepLinkingRequest",
                 LTI_resource_link=None,
@@ -183,6 +203,6 @@ INVALID = [
 @pytest.mark.parametrize(("case", "token", "title"), INVALID, ids=[c[0] for c in INVALID])
 def test_invalid_launches_are_refused(harness, case, token, title):
     with pytest.raises(LaunchProblem) as info:
-        harness.launch(token)
+        harness.launch(token())
     assert info.value.title.startswith(title), (case, info.value)
     assert 400 <= info.value.status < 500
