@@ -47,12 +47,11 @@ def submit(placement_id: int) -> tuple[Response, int, dict[str, str]]:
     """Take a student's code for a placement: 202 with the submission's URL."""
     user = _signed_in()
     source = _source()
-    submission_id = student.submit(
+    submitted = student.submit(
         context.store(), context.catalog(), context.settings(), user, placement_id, source, utcnow()
     )
-    student.send_to_grading(
-        current_app.extensions["celery"], context.store(), user.user_id, placement_id, submission_id
-    )
+    student.send_to_grading(current_app.extensions["celery"], user.user_id, placement_id, submitted)
+    submission_id = submitted.submission_id
     url = url_for("api.submission", submission_id=submission_id)
     body = {"id": submission_id, "status": "queued", "url": url, "events": f"{url}/events"}
     return jsonify(body), 202, {"Location": url}

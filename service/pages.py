@@ -60,12 +60,10 @@ def submit(placement_id: int) -> ResponseReturnValue:
     csrf.check(request.form.get(csrf.FIELD))
     source = _form_source()
     settings = current_app.config["SETTINGS"]
-    submission_id = student.submit(
+    submitted = student.submit(
         context.store(), context.catalog(), settings, user, placement_id, source, utcnow()
     )
-    student.send_to_grading(
-        current_app.extensions["celery"], context.store(), user.user_id, placement_id, submission_id
-    )
+    student.send_to_grading(current_app.extensions["celery"], user.user_id, placement_id, submitted)
     return _back(placement_id, "results")
 
 

@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from celery import Celery
-from sqlalchemy import func, insert, select
+from sqlalchemy import Connection, bindparam, func, insert, select
 from sqlalchemy.orm import Session
 
 from core.lessons import Catalog, Lesson
@@ -23,7 +23,7 @@ from service.queue import GRADE_SUBMISSION, SYNC_GRADE, enqueue
 from service.settings import Settings
 from service.store import drafts, grades, submissions
 from service.store.database import Store
-from service.store.models import Placement, QuestionAnswer, Submission, User
+from service.store.models import Course, Placement, QuestionAnswer, Submission, User
 
 
 class Refused(Exception):
@@ -59,6 +59,47 @@ class Scored:
         }
 
 
+@dataclass(frozen=True)
+class Submitted:
+    """A queued submission, and whether the LMS's "submitted" sync was recorded with it."""
+
+    submission_id: int
+    sync: bool
+
+
+# The statements of every submission, built once with bound parameters: building a
+# statement costs more CPU than SQLite takes to run it.
+_SUBMITTING = (
+    select(
+        Placement.lesson_id,
+        Placement.reveal,
+        Placement.reveal_after_attempts,
+        Placement.max_attempts,
+        Placement.due_at,
+        Placement.late_penalty,
+        Placement.line_item_url,
+        Course.line_items_url,
+    )
+    .join(Course, Course.id == Placement.course_id)
+    .where(Placement.id == bindparam("placement"))
+)
+_RECENT = select(func.count(Submission.id), func.min(Submission.created_at)).where(
+    Submission.user_id == bindparam("user"), Submission.created_at > bindparam("since")
+)
+_QUEUED = (
+    insert(Submission)
+    .values(
+        placement_id=bindparam("placement"),
+        user_id=bindparam("user"),
+        source=bindparam("code"),
+        late=bindparam("is_late"),
+        created_at=bindparam("now"),
+        enqueued_at=bindparam("now"),
+    )
+    .returning(Submission.id)
+)
+
+
 def submit(
     store: Store,
     catalog: Catalog,
@@ -67,55 +108,48 @@ def submit(
     placement_id: int,
     source: str,
     now: datetime,
-) -> int:
+) -> Submitted:
     """Check the placement, the rate and the policy, then write a queued submission."""
-    with store.session() as session:
-        placement, lesson = open_placement(session, catalog, user, placement_id)
+    if not user.may_open(placement_id):
+        raise Refused(403, "not_launched", "Open this lesson from your course first.")
+    with store.transaction() as connection:
+        placement = connection.execute(_SUBMITTING, {"placement": placement_id}).first()
+        if placement is None:
+            raise Refused(404, "unknown_placement", "There is no such lesson placement.")
+        lesson = _lesson(catalog, placement.lesson_id)
         if lesson.exercise is None:
             raise Refused(404, "no_exercise", "This lesson has no exercise to submit code to.")
         if not store.is_sqlite:
             # one student's submissions are taken one at a time, so that two at once cannot
             # both use the last attempt (SQLite's transactions are serial already)
-            session.execute(select(User.id).where(User.id == user.user_id).with_for_update())
-        _check_rate(session, user.user_id, now, settings)
+            connection.execute(select(User.id).where(User.id == user.user_id).with_for_update())
+        _check_rate(connection, user.user_id, now, settings)
         policy = grades.policy_of(placement)
-        closed = policy.closed(now, submissions.attempts_used(session, placement.id, user.user_id))
+        used = None  # without a limit, the attempts need no counting
+        if policy.max_attempts is not None:
+            used = submissions.attempts_used(connection, placement_id, user.user_id)
+        closed = policy.closed(now, used)
         if closed is not None:
             status = 409 if closed.closure is Closure.OUT_OF_ATTEMPTS else 403
             raise Refused(status, closed.closure.value, closed.message)
-        created = session.connection().execute(
-            insert(Submission)
-            .values(
-                placement_id=placement.id,
-                user_id=user.user_id,
-                source=source,
-                late=policy.is_late(now),
-                created_at=now,
-                enqueued_at=now,
-            )
-            .returning(Submission.id)
+        row = {"placement": placement_id, "user": user.user_id, "now": now}
+        created = connection.execute(
+            _QUEUED, {**row, "code": source, "is_late": policy.is_late(now)}
         )
         submission_id = int(created.scalar_one())
-        if grades.posts_to_lms(session, placement):
+        sync = bool(placement.line_item_url or placement.line_items_url)
+        if sync:
             # the LMS shows the work as submitted, grading pending, until the run is graded
-            grades.needs_sync(session, placement.id, user.user_id, now)
-        return submission_id
+            grades.needs_sync(connection, placement_id, user.user_id, now)
+        return Submitted(submission_id, sync)
 
 
-def send_to_grading(
-    celery_app: Celery, store: Store, user_id: int, placement_id: int, submission_id: int
-) -> None:
+def send_to_grading(celery_app: Celery, user_id: int, placement_id: int, sent: Submitted) -> None:
     """Enqueue a committed submission's grading, and the LMS's "submitted" sync if one waits."""
     # after the commit: a lost message only delays the grade (the sweep sends it again)
-    enqueue(celery_app, GRADE_SUBMISSION, [submission_id])
-    if has_pending_sync(store, user_id, placement_id):
+    enqueue(celery_app, GRADE_SUBMISSION, [sent.submission_id])
+    if sent.sync:
         enqueue(celery_app, SYNC_GRADE, [user_id, placement_id])
-
-
-def has_pending_sync(store: Store, user_id: int, placement_id: int) -> bool:
-    """Return whether the user's grade on the placement waits to be posted to the LMS."""
-    with store.reading() as session:
-        return grades.has_pending(session, placement_id, user_id)
 
 
 def answer(
@@ -234,21 +268,19 @@ def open_placement(
     placement = session.get(Placement, placement_id)
     if placement is None:
         raise Refused(404, "unknown_placement", "There is no such lesson placement.")
-    lesson = catalog.lesson(placement.lesson_id)
+    return placement, _lesson(catalog, placement.lesson_id)
+
+
+def _lesson(catalog: Catalog, lesson_id: str) -> Lesson:
+    lesson = catalog.lesson(lesson_id)
     if lesson is None:
-        raise Refused(
-            404, "unknown_lesson", f"The lesson {placement.lesson_id!r} is not in the catalog."
-        )
-    return placement, lesson
+        raise Refused(404, "unknown_lesson", f"The lesson {lesson_id!r} is not in the catalog.")
+    return lesson
 
 
-def _check_rate(session: Session, user_id: int, now: datetime, settings: Settings) -> None:
+def _check_rate(connection: Connection, user_id: int, now: datetime, settings: Settings) -> None:
     since = now - timedelta(seconds=settings.submit_window_s)
-    count, oldest = session.execute(
-        select(func.count(Submission.id), func.min(Submission.created_at)).where(
-            Submission.user_id == user_id, Submission.created_at > since
-        )
-    ).one()
+    count, oldest = connection.execute(_RECENT, {"user": user_id, "since": since}).one()
     if count >= settings.submit_rate:
         wait = math.ceil((oldest - since).total_seconds()) or 1
         raise Refused(

@@ -15,7 +15,7 @@ from sqlalchemy.exc import DBAPIError
 
 from core.errors import GraderError
 from core.grading import Verdict, grade_source
-from core.lessons import Catalog
+from core.lessons import Catalog, Lesson
 from core.runs import Sandbox
 from service.settings import Settings
 from service.store import submissions
@@ -39,11 +39,13 @@ class Outcome(enum.StrEnum):
 
 @dataclass(frozen=True)
 class Graded:
-    """The outcome, when to look again, and whose grade to sync."""
+    """The outcome, when to look again, whose grade to sync, and how."""
 
     outcome: Outcome
     retry_in_s: float = 0.0
     sync: tuple[int, int] | None = None  # (user id, placement id)
+    to_lms: bool = False  # the grade goes to an LMS: a sync task posts it
+    kept: bool = False  # kept with the verdict, nowhere to post: nothing left to do
 
 
 def grade_stored(
@@ -60,32 +62,47 @@ def grade_stored(
         return Graded(Outcome.NOTHING_TO_DO)
     if isinstance(claimed, Held):
         return Graded(Outcome.HELD, retry_in_s=_until(claimed, clock()))
+    lesson = catalog.lesson(claimed.lesson_id)
     if claimed.claims > settings.grade_attempts:
         # claimed this often without a verdict: workers died on it; stop feeding it to them
         problem = f"no verdict after {claimed.claims - 1} claims (lost workers)"
-        return _give_up(store, claimed, problem, clock)
+        return _give_up(store, claimed, lesson, problem, clock)
     try:
-        verdict = _grade(catalog, sandbox, claimed)
+        verdict = _grade(lesson, sandbox, claimed)
     except Exception as exc:  # noqa: BLE001  any failure here is ours, never the student's
         problem = f"{type(exc).__name__}: {exc}"
         if claimed.claims >= settings.grade_attempts:
-            return _give_up(store, claimed, problem, clock)
+            return _give_up(store, claimed, lesson, problem, clock)
         _save(lambda: submissions.release(store, claimed, clock()))
         return Graded(Outcome.RETRY, retry_in_s=2.0**claimed.claims)
-    saved = _save(lambda: submissions.finish(store, claimed, verdict, clock()))
+    saved = _save(lambda: submissions.finish(store, claimed, verdict, clock(), lesson=lesson))
     if not saved:
         return Graded(Outcome.FENCED_OUT)
-    return Graded(Outcome.GRADED, sync=(claimed.user_id, claimed.placement_id))
+    return _synced(Outcome.GRADED, claimed, lesson)
 
 
-def _give_up(store: Store, claimed: Claim, problem: str, clock: Callable[[], datetime]) -> Graded:
-    if _save(lambda: submissions.fail(store, claimed, problem, clock())):
-        return Graded(Outcome.GAVE_UP, sync=(claimed.user_id, claimed.placement_id))
+def _give_up(
+    store: Store,
+    claimed: Claim,
+    lesson: Lesson | None,
+    problem: str,
+    clock: Callable[[], datetime],
+) -> Graded:
+    if _save(lambda: submissions.fail(store, claimed, problem, clock(), lesson=lesson)):
+        return _synced(Outcome.GAVE_UP, claimed, lesson)
     return Graded(Outcome.FENCED_OUT)
 
 
-def _grade(catalog: Catalog, sandbox: Sandbox, claimed: Claim) -> Verdict:
-    lesson = catalog.lesson(claimed.lesson_id)
+def _synced(outcome: Outcome, claimed: Claim, lesson: Lesson | None) -> Graded:
+    return Graded(
+        outcome,
+        sync=(claimed.user_id, claimed.placement_id),
+        to_lms=claimed.to_lms,
+        kept=submissions.kept_at_once(claimed, lesson),
+    )
+
+
+def _grade(lesson: Lesson | None, sandbox: Sandbox, claimed: Claim) -> Verdict:
     if lesson is None or lesson.exercise is None:
         raise GraderError(f"this worker's catalog has no exercise {claimed.lesson_id!r}")
     return grade_source(lesson.exercise, claimed.source.encode(), sandbox)

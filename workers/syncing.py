@@ -15,7 +15,7 @@ from core.lessons import Catalog
 from core.platforms import GradePoster, ScorePost
 from service.store import grades
 from service.store.database import Store
-from service.store.models import Placement, utcnow
+from service.store.models import utcnow
 
 _BACKOFF_BASE_S = 5.0
 _BACKOFF_CAP_S = 1800.0
@@ -45,13 +45,6 @@ def backoff(attempt: int) -> float:
     return delay * random.uniform(0.8, 1.2)  # noqa: S311  spreads retries, not a secret
 
 
-def posts_to_lms(store: Store, placement_id: int) -> bool:
-    """Return whether the placement's grades go to an LMS line item (or one can be made)."""
-    with store.reading() as session:
-        placement = session.get(Placement, placement_id)
-        return placement is not None and grades.posts_to_lms(session, placement)
-
-
 def sync_grade(
     store: Store,
     catalog: Catalog,
@@ -77,7 +70,7 @@ def sync_grade(
         grades.save_grade(session, placement_id, user_id, score, now)
         if poster is None or not (placement.line_item_url or found.line_items_url):
             reason = (
-                "the LMS gave no line item (nor a line items URL) for this placement"
+                grades.NO_LINE_ITEM
                 if not (placement.line_item_url or found.line_items_url)
                 else "no grade poster is configured"
             )

@@ -15,7 +15,7 @@ from service.queue import GRADE_SUBMISSION, SWEEP, SYNC_GRADE, SYNC_QUEUE, enque
 from workers.grading import Outcome, grade_stored
 from workers.sandbox import make_sandbox
 from workers.sweep import sweep as find_stuck
-from workers.syncing import Synced, backoff, posts_to_lms
+from workers.syncing import Synced, backoff
 from workers.syncing import sync_grade as post_grade
 
 _DB_RETRIES = 20  # with backoff, about ten minutes of database outage
@@ -36,13 +36,13 @@ def grade_submission(self: Task, submission_id: int) -> str:
         _retry(self, backoff(self.request.retries + 1), exc)
     if graded.outcome in (Outcome.HELD, Outcome.RETRY):
         _retry(self, graded.retry_in_s)
-    if graded.sync is not None:
+    if graded.sync is not None and not graded.kept:
         user_id, placement_id = graded.sync
-        if posts_to_lms(context.store(), placement_id):
+        if graded.to_lms:
             enqueue(self.app, SYNC_GRADE, [user_id, placement_id], queue=SYNC_QUEUE)
         else:
-            # no LMS line item to post to: keep the grade now rather than send a message
-            # whose task could only record "skipped" (a whole Celery round trip per run)
+            # nowhere to post, and not kept with the verdict (the lesson is missing here):
+            # record it now rather than send a message whose task could only do the same
             post_grade(context.store(), context.catalog(), None, user_id, placement_id, 1)
     return graded.outcome.value
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
-from sqlalchemy import case, func, insert, select, update
+from sqlalchemy import Connection, Float, Row, bindparam, case, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from core.grades import LessonScore, lesson_score
@@ -23,11 +24,68 @@ from service.store.models import (
 )
 
 PENDING, SENT, SKIPPED, FAILED = "pending", "sent", "skipped", "failed"
+NO_LINE_ITEM = "the LMS gave no line item (nor a line items URL) for this placement"
 HELD = "held"  # made by a bulk regrade the teacher has not reviewed yet: not sent until then
 
+# Statements that run for every graded submission, built once with bound parameters:
+# building a statement costs more CPU than SQLite takes to run it.
+_PAIR = {"placement_id": bindparam("placement"), "user_id": bindparam("user")}
+_NEW_SYNC = insert(GradeSync).values(
+    **_PAIR,
+    status=bindparam("sync_status"),
+    created_at=bindparam("now"),
+    updated_at=bindparam("now"),
+    next_attempt_at=bindparam("now"),
+)
+_SKIP_PENDING = (
+    update(GradeSync)
+    .where(
+        GradeSync.placement_id == bindparam("placement"),
+        GradeSync.user_id == bindparam("user"),
+        GradeSync.status == PENDING,
+    )
+    .values(
+        status=SKIPPED,
+        attempts=GradeSync.attempts + 1,
+        updated_at=bindparam("now"),
+        next_attempt_at=bindparam("now"),
+        score_given=bindparam("given"),
+        score_maximum=bindparam("maximum"),
+        last_error=NO_LINE_ITEM,
+    )
+)
+_PENALTY = select(Placement.late_penalty).where(Placement.id == bindparam("placement"))
+_ANSWERS = select(QuestionAnswer.question_id, QuestionAnswer.earned, QuestionAnswer.late).where(
+    QuestionAnswer.placement_id == bindparam("placement"),
+    QuestionAnswer.user_id == bindparam("user"),
+)
+_BEST = select(
+    func.max(
+        case(
+            (Submission.late, Submission.score * bindparam("late_factor", type_=Float)),
+            else_=Submission.score,
+        )
+    )
+).where(
+    Submission.placement_id == bindparam("placement"),
+    Submission.user_id == bindparam("user"),
+    Submission.status == "graded",
+)
+_GRADE = {
+    "score_given": bindparam("given"),
+    "score_maximum": bindparam("maximum"),
+    "updated_at": bindparam("now"),
+}
+_UPDATE_GRADE = (
+    update(Grade)
+    .where(Grade.placement_id == bindparam("placement"), Grade.user_id == bindparam("user"))
+    .values(**_GRADE)
+)
+_INSERT_GRADE = insert(Grade).values(**_PAIR, **_GRADE)
 
-def policy_of(placement: Placement) -> Policy:
-    """Return the placement's policy as the domain sees it."""
+
+def policy_of(placement: Placement | Row[Any]) -> Policy:
+    """Return the placement's policy as the domain sees it (from the row, or its columns)."""
     return Policy(
         reveal=Reveal(placement.reveal),
         reveal_after_attempts=placement.reveal_after_attempts,
@@ -38,7 +96,11 @@ def policy_of(placement: Placement) -> Policy:
 
 
 def needs_sync(
-    session: Session, placement_id: int, user_id: int, now: datetime, held: bool = False
+    session: Session | Connection,
+    placement_id: int,
+    user_id: int,
+    now: datetime,
+    held: bool = False,
 ) -> None:
     """Record that the user's grade on the placement changed and must reach the LMS.
 
@@ -46,10 +108,8 @@ def needs_sync(
     so a change saved while it posts keeps a pending row of its own. A `held` row waits
     for release_held() (a regrade under review) before any sync takes it.
     """
-    row = {"placement_id": placement_id, "user_id": user_id, "created_at": now}
-    if held:
-        row["status"] = HELD
-    changed(session, insert(GradeSync).values(**row, updated_at=now, next_attempt_at=now))
+    row = {"placement": placement_id, "user": user_id, "now": now}
+    changed(session, _NEW_SYNC, {**row, "sync_status": HELD if held else PENDING})
 
 
 def release_held(session: Session, placement_id: int, now: datetime) -> list[int]:
@@ -93,36 +153,12 @@ def resend_failed(
     return pairs
 
 
-def posts_to_lms(session: Session, placement: Placement) -> bool:
-    """Return whether the placement's grades have an LMS line item (or a place to make one)."""
-    if placement.line_item_url:
-        return True
-    course = session.get(Course, placement.course_id)
-    return bool(course is not None and course.line_items_url)
-
-
 def set_line_item(session: Session, placement_id: int, url: str) -> None:
     """Keep the line item the LMS made for a placement, so later posts go straight to it."""
     session.execute(
         update(Placement)
         .where(Placement.id == placement_id, Placement.line_item_url.is_(None))
         .values(line_item_url=url)
-    )
-
-
-def has_pending(session: Session, placement_id: int, user_id: int) -> bool:
-    """Return whether a sync of the pair waits to be sent."""
-    return (
-        session.scalar(
-            select(GradeSync.id)
-            .where(
-                GradeSync.placement_id == placement_id,
-                GradeSync.user_id == user_id,
-                GradeSync.status == PENDING,
-            )
-            .limit(1)
-        )
-        is not None
     )
 
 
@@ -147,37 +183,58 @@ def score(session: Session, placement: Placement, lesson: Lesson, user_id: int) 
 
     Late work loses the placement's late penalty, item by item.
     """
-    penalty = placement.late_penalty or 0.0
+    return _score(session, placement.id, placement.late_penalty or 0.0, lesson, user_id)
+
+
+def _score(
+    session: Session | Connection, placement_id: int, penalty: float, lesson: Lesson, user_id: int
+) -> LessonScore:
+    pair = {"placement": placement_id, "user": user_id}
     answers = {
-        answer.question_id: answer.earned * (1 - penalty if answer.late else 1)
-        for answer in session.scalars(
-            select(QuestionAnswer).where(
-                QuestionAnswer.placement_id == placement.id, QuestionAnswer.user_id == user_id
-            )
-        )
+        question_id: earned * (1 - penalty if late else 1)
+        for question_id, earned, late in session.execute(_ANSWERS, pair)
     }
     question_points = [(answers.get(q.id, 0.0), q.points) for q in lesson.questions]
     if lesson.exercise is None:
         return lesson_score(question_points, 0.0, None)
-    late_score = Submission.score * (1 - penalty)
-    fraction = session.scalar(
-        select(func.max(case((Submission.late, late_score), else_=Submission.score))).where(
-            Submission.placement_id == placement.id,
-            Submission.user_id == user_id,
-            Submission.status == "graded",
-        )
-    )
+    fraction = session.scalar(_BEST, {**pair, "late_factor": 1 - penalty})
     return lesson_score(question_points, lesson.exercise.points, fraction)
 
 
+def keep(
+    connection: Connection, placement_id: int, user_id: int, lesson: Lesson, now: datetime
+) -> None:
+    """Keep the user's lesson score on a placement whose grades go to no LMS, and say so.
+
+    What a sync would do, done in the transaction that changed the grade: the score is
+    saved for the gradebook and the pair's syncs, this one included, are recorded as skipped
+    with the reason, so that no sync task needs to follow.
+    """
+    penalty = connection.scalar(_PENALTY, {"placement": placement_id})
+    score = _score(connection, placement_id, penalty or 0.0, lesson, user_id)
+    save_grade(connection, placement_id, user_id, score, now)
+    pair = {"placement": placement_id, "user": user_id, "now": now}
+    changed(connection, _NEW_SYNC, {**pair, "sync_status": PENDING})
+    changed(connection, _SKIP_PENDING, {**pair, "given": score.given, "maximum": score.maximum})
+
+
 def save_grade(
-    session: Session, placement_id: int, user_id: int, lesson: LessonScore, now: datetime
+    session: Session | Connection,
+    placement_id: int,
+    user_id: int,
+    lesson: LessonScore,
+    now: datetime,
 ) -> None:
     """Keep the user's newest lesson score for the gradebook."""
-    values = {"score_given": lesson.given, "score_maximum": lesson.maximum, "updated_at": now}
-    mine = (Grade.placement_id == placement_id, Grade.user_id == user_id)
-    if not changed(session, update(Grade).where(*mine).values(**values)):
-        changed(session, insert(Grade).values(placement_id=placement_id, user_id=user_id, **values))
+    values = {
+        "placement": placement_id,
+        "user": user_id,
+        "given": lesson.given,
+        "maximum": lesson.maximum,
+        "now": now,
+    }
+    if not changed(session, _UPDATE_GRADE, values):
+        changed(session, _INSERT_GRADE, values)
 
 
 @dataclass(frozen=True)

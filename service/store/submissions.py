@@ -13,14 +13,15 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy import Connection, and_, bindparam, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from core.grading import Verdict
+from core.lessons import Lesson
 from core.runs import RunStatus
 from service.store import grades
 from service.store.database import Store, changed
-from service.store.models import Placement, Regrade, Submission
+from service.store.models import Course, Placement, Regrade, Submission
 
 QUEUED, RUNNING, GRADED = "queued", "running", "graded"
 
@@ -37,6 +38,7 @@ class Claim:
     placement_id: int
     user_id: int
     queue: str = "grade"
+    to_lms: bool = True  # the placement's grades go to an LMS line item (or can make one)
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,59 @@ class Held:
 
 
 Done = None  # graded already, or gone: nothing to do
+
+# The statements of every submission's path, built once with bound parameters: building a
+# statement (and its cache key) costs more CPU than SQLite takes to run it.
+_CLAIM = (
+    update(Submission)
+    .where(
+        Submission.id == bindparam("submission_id"),
+        or_(
+            Submission.status == QUEUED,
+            and_(Submission.status == RUNNING, Submission.lease_expires_at < bindparam("now")),
+        ),
+    )
+    .values(
+        status=RUNNING,
+        lease_token=bindparam("token"),
+        lease_expires_at=bindparam("until"),
+        claims=Submission.claims + 1,
+    )
+    .returning(
+        Submission.claims,
+        Submission.source,
+        Submission.placement_id,
+        Submission.user_id,
+        Submission.queue,
+    )
+)
+_LEASE = select(Submission.status, Submission.lease_expires_at).where(
+    Submission.id == bindparam("submission_id")
+)
+_PLACEMENT = (
+    select(Placement.lesson_id, Placement.line_item_url, Course.line_items_url)
+    .join(Course, Course.id == Placement.course_id)
+    .where(Placement.id == bindparam("placement_id"))
+)
+_VERDICT_COLUMNS = (
+    "run_status", "score", "stdout", "stderr", "exit_code", "duration_ms", "feedback",
+    "diff_line", "diff_expected", "diff_got", "grader_error", "graded_at",
+)  # fmt: skip
+_VERDICT = (
+    update(Submission)
+    .where(
+        Submission.id == bindparam("submission_id"),
+        Submission.lease_token == bindparam("token"),
+        Submission.status == RUNNING,
+    )
+    .values(
+        status=GRADED,
+        lease_token=None,
+        lease_expires_at=None,
+        gradings=Submission.gradings + 1,
+        **{name: bindparam(f"new_{name}") for name in _VERDICT_COLUMNS},
+    )
+)
 
 
 def create(
@@ -62,7 +117,7 @@ def create(
         return submission.id
 
 
-def attempts_used(session: Session, placement_id: int, user_id: int) -> int:
+def attempts_used(session: Session | Connection, placement_id: int, user_id: int) -> int:
     """Return how many submissions count against the placement's attempts.
 
     A verdict that is our fault (grader_error) does not cost the student an attempt.
@@ -78,111 +133,96 @@ def attempts_used(session: Session, placement_id: int, user_id: int) -> int:
 def claim(store: Store, submission_id: int, lease_s: int, now: datetime) -> Claim | Held | None:
     """Take the submission for grading under a fresh lease; Held or Done when that is not on."""
     token = secrets.token_hex(16)
-    with store.session() as session:
-        taken = changed(
-            session,
-            update(Submission)
-            .where(
-                Submission.id == submission_id,
-                or_(
-                    Submission.status == QUEUED,
-                    and_(Submission.status == RUNNING, Submission.lease_expires_at < now),
-                ),
-            )
-            .values(
-                status=RUNNING,
-                lease_token=token,
-                lease_expires_at=now + timedelta(seconds=lease_s),
-                claims=Submission.claims + 1,
-            ),
-        )
-        row = session.execute(
-            select(
-                Submission.status,
-                Submission.lease_expires_at,
-                Submission.claims,
-                Submission.source,
-                Submission.placement_id,
-                Submission.user_id,
-                Submission.queue,
-                Placement.lesson_id,
-            )
-            .join(Placement, Placement.id == Submission.placement_id)
-            .where(Submission.id == submission_id)
+    until = now + timedelta(seconds=lease_s)
+    with store.transaction() as connection:
+        taken = connection.execute(
+            _CLAIM, {"submission_id": submission_id, "now": now, "token": token, "until": until}
         ).first()
-        if row is None:
+        if taken is None:
+            row = connection.execute(_LEASE, {"submission_id": submission_id}).first()
+            if row is not None and row.status == RUNNING and row.lease_expires_at is not None:
+                return Held(row.lease_expires_at)
             return Done
-        if taken == 1:
-            return Claim(
-                submission_id=submission_id,
-                token=token,
-                claims=row.claims,
-                source=row.source,
-                lesson_id=row.lesson_id,
-                placement_id=row.placement_id,
-                user_id=row.user_id,
-                queue=row.queue,
-            )
-        if row.status == RUNNING and row.lease_expires_at is not None:
-            return Held(row.lease_expires_at)
-        return Done
+        placement = connection.execute(_PLACEMENT, {"placement_id": taken.placement_id}).first()
+        if placement is None:
+            return Done  # the placement is gone, and its submissions with it
+        lesson_id, line_item_url, line_items_url = placement
+        return Claim(
+            submission_id=submission_id,
+            token=token,
+            claims=taken.claims,
+            source=taken.source,
+            lesson_id=lesson_id,
+            placement_id=taken.placement_id,
+            user_id=taken.user_id,
+            queue=taken.queue,
+            to_lms=bool(line_item_url or line_items_url),
+        )
 
 
 def finish(
-    store: Store, held: Claim, verdict: Verdict, now: datetime, grader_error: str | None = None
+    store: Store,
+    held: Claim,
+    verdict: Verdict,
+    now: datetime,
+    grader_error: str | None = None,
+    lesson: Lesson | None = None,
 ) -> bool:
     """Save the verdict if the claim still holds, with the grade sync it needs, atomically.
 
+    Given the lesson, a placement whose grades go to no LMS gets its lesson score kept in the
+    same transaction, its sync recorded as skipped: no sync task is needed (see kept_at_once).
     Return False (and save nothing) when another worker has taken the submission over.
     """
     diff = verdict.diff
-    with store.session() as session:
-        saved = changed(
-            session,
-            update(Submission)
-            .where(
-                Submission.id == held.submission_id,
-                Submission.lease_token == held.token,
-                Submission.status == RUNNING,
-            )
-            .values(
-                status=GRADED,
-                lease_token=None,
-                lease_expires_at=None,
-                gradings=Submission.gradings + 1,
-                run_status=verdict.status.value,
-                score=verdict.score,
-                stdout=verdict.stdout,
-                stderr=verdict.stderr,
-                exit_code=verdict.exit_code,
-                duration_ms=verdict.duration_ms,
-                feedback=verdict.feedback,
-                diff_line=diff.line if diff else None,
-                diff_expected=diff.expected if diff else None,
-                diff_got=diff.got if diff else None,
-                grader_error=grader_error,
-                graded_at=now,
-            ),
-        )
-        if saved != 1:
+    values = {
+        "new_run_status": verdict.status.value,
+        "new_score": verdict.score,
+        "new_stdout": verdict.stdout,
+        "new_stderr": verdict.stderr,
+        "new_exit_code": verdict.exit_code,
+        "new_duration_ms": verdict.duration_ms,
+        "new_feedback": verdict.feedback,
+        "new_diff_line": diff.line if diff else None,
+        "new_diff_expected": diff.expected if diff else None,
+        "new_diff_got": diff.got if diff else None,
+        "new_grader_error": grader_error,
+        "new_graded_at": now,
+    }
+    with store.transaction() as connection:
+        fence = {"submission_id": held.submission_id, "token": held.token}
+        if changed(connection, _VERDICT, {**fence, **values}) != 1:
             return False
-        grades.needs_sync(
-            session, held.placement_id, held.user_id, now, held=_under_review(session, held)
-        )
+        review = _under_review(connection, held)
+        if lesson is not None and not held.to_lms and not review:
+            grades.keep(connection, held.placement_id, held.user_id, lesson, now)
+        else:
+            grades.needs_sync(connection, held.placement_id, held.user_id, now, held=review)
         return True
 
 
-def _under_review(session: Session, held: Claim) -> bool:
+def kept_at_once(held: Claim, lesson: Lesson | None) -> bool:
+    """Return whether finish() keeps the grade itself, so that no sync task need follow.
+
+    So it does for a placement whose grades go to no LMS, when the lesson is at hand (a held
+    sync of a regrade under review waits for the teacher, who sends it).
+    """
+    return lesson is not None and not held.to_lms
+
+
+def _under_review(connection: Connection, held: Claim) -> bool:
     """Return whether the grading belongs to a teacher's regrade not sent to the LMS yet."""
     if held.queue != "regrade":
         return False
     open_regrade = select(Regrade.id).where(
         Regrade.placement_id == held.placement_id, Regrade.sent_at.is_(None)
     )
-    return session.scalar(open_regrade.limit(1)) is not None
+    return connection.scalar(open_regrade.limit(1)) is not None
 
 
-def fail(store: Store, held: Claim, problem: str, now: datetime) -> bool:
+def fail(
+    store: Store, held: Claim, problem: str, now: datetime, lesson: Lesson | None = None
+) -> bool:
     """End the submission as an `error` grade that says the grader, not the student, failed."""
     verdict = Verdict(
         status=RunStatus.ERROR,
@@ -197,7 +237,7 @@ def fail(store: Store, held: Claim, problem: str, now: datetime) -> bool:
             "your teacher if it keeps happening."
         ),
     )
-    return finish(store, held, verdict, now, grader_error=problem)
+    return finish(store, held, verdict, now, grader_error=problem, lesson=lesson)
 
 
 def release(store: Store, held: Claim, now: datetime) -> bool:
