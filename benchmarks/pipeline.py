@@ -190,6 +190,8 @@ def main() -> None:
             "web": [web.pid, *_children(web.pid)],
             "worker": [worker.process.pid],
             "pool": worker.pool_pids(),
+            "redis": [redis.process.pid] if redis.process else [],
+            "client": [os.getpid()],  # this script: the students' POSTs, and the polling
         }
         before = {name: cpu_s(pids) for name, pids in processes.items()}
         with ThreadPoolExecutor(8) as pool:
@@ -241,7 +243,8 @@ def main() -> None:
     print(
         f"CPU ms per submission in the burst: web {cost['web'][0]:.1f}, worker consumer "
         f"{cost['worker'][0]:.1f}, pool processes {cost['pool'][0]:.1f} (+ "
-        f"{cost['pool'][1]:.1f} in sandboxes they reaped)"
+        f"{cost['pool'][1]:.1f} in sandboxes they reaped); redis-server {cost['redis'][0]:.1f}, "
+        f"this client {cost['client'][0]:.1f}"
     )
     print(
         f"submitted {submitted}, graded {result['graded']}, lost {result['lost']}, "
