@@ -96,17 +96,16 @@ class _Launcher:
 class BwrapSandbox:
     """Runs each request in a fresh bubblewrap sandbox on this machine."""
 
-    def __init__(self, runtime: Runtime, state_dir: Path = _STATE, spares: int = 0) -> None:
+    def __init__(self, runtime: Runtime, state_dir: Path = _STATE) -> None:
         self.runtime = runtime
         self.runs_dir = state_dir / "runs"
         self.locks_dir = state_dir / "slots"
         self._bwrap = shutil.which("bwrap")
         self._setpriv = shutil.which("setpriv")
         self._swept = False
-        # launchers kept armed for the next runs; 0 arms one only after the second run (a
-        # one-shot caller such as `codeblanks grade` never pays for a spare it won't use)
-        self._max_spares = spares or os.cpu_count() or 1
-        self._eager = spares > 0
+        # launchers armed for the next runs, at most one per core; armed from the second run on
+        # (a one-shot caller such as `codeblanks grade` never pays for a spare it won't use)
+        self._max_spares = os.cpu_count() or 1
         self._spares: list[_Launcher] = []
         self._lock = threading.Lock()
         self._runs = 0
@@ -153,7 +152,7 @@ class BwrapSandbox:
                 self._swept = True
                 self.sweep()
             self._runs += 1
-            arm_after = self._eager or self._runs > 1
+            arm_after = self._runs > 1
             launcher = self._spares.pop() if self._spares else None
         if launcher is not None and launcher.proc.poll() is not None:
             launcher.discard()  # it died waiting (killed from outside): never trust it

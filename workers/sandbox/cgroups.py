@@ -138,12 +138,8 @@ class RunCgroup:
 
 def sweep_slot(prefix: str) -> int:
     """Kill and remove run cgroups whose names start with `prefix` (a crashed run's leftovers)."""
-    if (_ROOT / "cgroup.controllers").exists():
-        parents = [_ROOT / PREFIX]
-    else:
-        parents = [d.parent for d in _v1_dirs("x").values()]
     removed = 0
-    for parent in parents:
+    for parent in _parents():
         for child in parent.glob(f"{prefix}*"):
             for pid in _read_pids(child / "cgroup.procs"):
                 with contextlib.suppress(ProcessLookupError):
@@ -160,15 +156,20 @@ def sweep_slot(prefix: str) -> int:
 
 def remove_empty(prefix: str) -> int:
     """Remove run cgroups whose names start with `prefix` and that hold nothing; say how many."""
-    parents = [_ROOT / PREFIX] if (_ROOT / "cgroup.controllers").exists() else []
-    parents = parents or [d.parent for d in _v1_dirs("x").values()]
     removed = 0
-    for parent in parents:
+    for parent in _parents():
         for child in parent.glob(f"{prefix}*"):
             with contextlib.suppress(OSError):  # busy: a live run's (or its container's)
                 child.rmdir()
                 removed += 1
     return removed
+
+
+def _parents() -> list[Path]:
+    """Return the directories that hold the run cgroups: one, or one per v1 hierarchy."""
+    if (_ROOT / "cgroup.controllers").exists():
+        return [_ROOT / PREFIX]
+    return [d.parent for d in _v1_dirs("x").values()]
 
 
 def _v1_dirs(name: str) -> dict[str, Path]:

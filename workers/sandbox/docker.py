@@ -81,7 +81,7 @@ class DockerSandbox:
         self._checked = True
 
     def sweep(self) -> int:
-        """Force-remove run containers past their deadline, and figures cgroups of dead runs."""
+        """Force-remove run containers past their deadline, and dead runs' accounting cgroups."""
         listing = self._cli(
             "ps", "-a", "--filter", f"label={DEADLINE_LABEL}",
             "--format", f'{{{{.Names}}}} {{{{.Label "{DEADLINE_LABEL}"}}}}',
@@ -93,7 +93,7 @@ class DockerSandbox:
                 stale.append(name)
         if stale:
             self._cli("rm", "-f", *stale, check=False)
-        return len(stale) + cgroups.remove_empty(_GROUP_PREFIX)  # and dead runs' figures
+        return len(stale) + cgroups.remove_empty(_GROUP_PREFIX)
 
     def run(self, request: RunRequest) -> RunResult:
         """Run the request in a new container and return its output and how it ended."""
