@@ -84,6 +84,15 @@ def _retry(task: Task, countdown: float, exc: Exception | None = None) -> None:
     raise task.retry(countdown=countdown, exc=exc)
 
 
+def prepare_sandbox() -> None:
+    """Build this pool process's sandbox before its first task, and start a warm one's first
+    zygote in the background: the first submission after a worker (re)start does not wait."""
+    sandbox = _sandbox()
+    start = getattr(sandbox, "start", None)
+    if start is not None:
+        start(1)  # a prefork pool process runs one submission at a time
+
+
 def _sandbox() -> Sandbox:
     """Return this process's sandbox: built once per process (a warm pool must not fork)."""
     sandboxes: dict[int, Sandbox] = current_app.extensions.setdefault("sandboxes", {})

@@ -93,10 +93,14 @@ class WarmSandbox:
         if problem:
             raise GraderError(f"the warm sandbox cannot run here: {problem}")
 
-    def start(self) -> None:
-        """Start every slot's zygote in the background (without it, run() starts them lazily)."""
+    def start(self, slots: int | None = None) -> None:
+        """Start the zygotes of `slots` slots (default: every slot) in the background.
+
+        Without it, run() starts them lazily, the first run waiting for its zygote.
+        """
+        want = self.size if slots is None else min(slots, self.size)
         with self._cond:
-            while not self._closed and self._broken is None and len(self._keepers) < self.size:
+            while not self._closed and self._broken is None and len(self._keepers) < want:
                 self._grow()
 
     def _grow(self) -> None:
