@@ -1,7 +1,21 @@
+import base64
+import json
 import subprocess
 import sys
+from dataclasses import replace
 
-from service.queue import GRADE_SUBMISSION, enqueue
+import pytest
+import redis
+
+from service import create_app
+from service.queue import (
+    GRADE_QUEUE,
+    GRADE_SUBMISSION,
+    REGRADE_QUEUE,
+    SYNC_GRADE,
+    SYNC_QUEUE,
+    enqueue,
+)
 
 
 def test_the_service_never_imports_task_bodies(tmp_path):
@@ -20,3 +34,66 @@ def test_the_service_never_imports_task_bodies(tmp_path):
 
 def test_enqueue_says_false_when_the_broker_is_unreachable(app):
     assert enqueue(app.extensions["celery"], GRADE_SUBMISSION, [1]) is False
+
+
+@pytest.fixture
+def queues(settings, redis_server):
+    """A Celery app on a real redis-server, and a client to read its lists."""
+    app = create_app({"TESTING": True, "SETTINGS": replace(settings, redis_url=redis_server.url)})
+    yield app.extensions["celery"], redis.Redis.from_url(redis_server.url)
+    app.extensions["store"].dispose()
+
+
+def _pushed(reader: redis.Redis, queue: str) -> list[dict]:
+    return [json.loads(raw) for raw in reversed(reader.lrange(queue, 0, -1))]
+
+
+def _shape(message: dict) -> dict:
+    """Return what must match between two messages: every key, and the values that are not
+    per message (ids, tags, the sender's name)."""
+    per_message = {"id", "root_id", "correlation_id", "delivery_tag", "origin"}
+
+    def strip(value):
+        if isinstance(value, dict):
+            return {k: ("*" if k in per_message else strip(v)) for k, v in value.items()}
+        return value
+
+    return strip(message)
+
+
+@pytest.mark.parametrize(
+    "name, args, options, queue",
+    [
+        (GRADE_SUBMISSION, [17], {}, GRADE_QUEUE),
+        (GRADE_SUBMISSION, [18], {"queue": REGRADE_QUEUE}, REGRADE_QUEUE),
+        (SYNC_GRADE, [3, 4], {}, SYNC_QUEUE),  # routed by task_routes
+    ],
+)
+def test_a_direct_send_pushes_the_message_celery_would(queues, name, args, options, queue):
+    celery_app, reader = queues
+    assert celery_app.direct is not None
+    direct = celery_app.direct
+    celery_app.direct = None  # Celery's own producer first
+    celery_app.send_task(name, args=args, **options)
+    celery_app.direct = direct
+    result = celery_app.send_task(name, args=args, **options)
+
+    theirs, ours = _pushed(reader, queue)
+    assert _shape(ours) == _shape(theirs)
+    assert ours["headers"]["id"] == ours["properties"]["correlation_id"] == result.id
+    assert ours["properties"]["delivery_tag"] != theirs["properties"]["delivery_tag"]
+    body = json.loads(base64.b64decode(ours["body"]))
+    assert body[0] == args
+
+
+def test_a_send_with_a_countdown_goes_through_celery(queues):
+    celery_app, reader = queues
+    celery_app.send_task(SYNC_GRADE, args=[1, 2], countdown=30)
+    (message,) = _pushed(reader, SYNC_QUEUE)
+    assert message["headers"]["eta"] is not None  # the worker holds it until then
+
+
+def test_a_direct_send_to_a_stopped_redis_says_false(queues, redis_server):
+    celery_app, _ = queues
+    redis_server.stop()
+    assert enqueue(celery_app, GRADE_SUBMISSION, [1]) is False
