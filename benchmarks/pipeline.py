@@ -122,6 +122,14 @@ def cpu_s(pids: list[int]) -> tuple[float, float]:
     return own, reaped
 
 
+def machine_cpu() -> tuple[float, float]:
+    """Return the machine's busy and idle CPU seconds since boot (all cores)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = values[3] + values[4]  # idle, iowait
+    return (sum(values[:8]) - idle) / tick, idle / tick
+
+
 def percentile(values: list[float], share: float) -> float:
     """Return the value below which `share` of the values fall."""
     ordered = sorted(values)
@@ -194,10 +202,12 @@ def main() -> None:
             "client": [os.getpid()],  # this script: the students' POSTs, and the polling
         }
         before = {name: cpu_s(pids) for name, pids in processes.items()}
+        machine_before = machine_cpu()
         with ThreadPoolExecutor(8) as pool:
             burst = list(pool.map(client.post, range(args.burst)))
         saved = wait_graded(app, [sid for sid, _ in burst], timeout=600)
         after = {name: cpu_s(pids) for name, pids in processes.items()}
+        machine_after = machine_cpu()
         first_post = min(at for _, at in burst)
         last_save = max((at for at, _ in saved.values()), default=first_post)
         throughput = len(saved) / (last_save - first_post)
@@ -245,6 +255,11 @@ def main() -> None:
         f"{cost['worker'][0]:.1f}, pool processes {cost['pool'][0]:.1f} (+ "
         f"{cost['pool'][1]:.1f} in sandboxes they reaped); redis-server {cost['redis'][0]:.1f}, "
         f"this client {cost['client'][0]:.1f}"
+    )
+    busy, idle = (a - b for a, b in zip(machine_after, machine_before, strict=True))
+    print(
+        f"machine CPU in the burst: {busy / (busy + idle):.0%} busy, "
+        f"{busy * 1000 / len(burst):.1f} ms per submission in all"
     )
     print(
         f"submitted {submitted}, graded {result['graded']}, lost {result['lost']}, "
