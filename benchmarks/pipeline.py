@@ -4,11 +4,12 @@ Usage: .venv/bin/python benchmarks/pipeline.py [--burst N] [--rounds R] [--secon
                                               [--backend B] [--concurrency C] [--json]
 Starts its own redis-server, gunicorn (`codeblanks serve`) and a worker (`codeblanks worker`,
 one pool process per core) on a SQLite store in a temp dir, and stops them at the end.
-R rounds (default 5), each back to back:
+R rounds (default 5), back to back:
   1. sandbox only: the same grading (grade_source) straight into the sandbox, one run per core
   2. maximum: a burst of N POSTs as fast as they go; graded per second, first POST to last save
-Each round's share is 2 over 1; the figures are the medians over the rounds (the machine's
-speed drifts, so each burst is compared with the sandbox measured just before it). Then:
+  1. sandbox only again, and so on
+Each round's share is its burst over the mean of the sandbox-only figures just before and
+just after it (the machine's speed drifts); the figures are the medians over the rounds. Then:
   3. half load: POSTs at half the median maximum for S seconds; latency from POST to grade saved
 With --json, ends with one JSON line: {"submitted", "graded", "lost", "duplicated",
 "throughput_per_s", "sandbox_only_per_s", "share", "shares", "p50_ms", "p95_ms"}.
@@ -50,8 +51,9 @@ from workers.sandbox import make_sandbox  # noqa: E402
 CORES = os.cpu_count() or 1
 
 
-def sandbox_only(backend: str, settings: Settings, total: int) -> float:
-    """Return gradings per second straight into the sandbox, one concurrent run per core."""
+def sandbox_only(backend: str, settings: Settings, total: int) -> tuple[float, float]:
+    """Return gradings per second straight into the sandbox, one concurrent run per core, and
+    the machine's CPU ms per grading."""
     lesson = load_lesson(REPO / "lessons" / SCALED)
     assert lesson.exercise is not None
     exercise = lesson.exercise
@@ -63,11 +65,11 @@ def sandbox_only(backend: str, settings: Settings, total: int) -> float:
 
     with ThreadPoolExecutor(CORES) as pool:
         list(pool.map(grade, range(CORES * 2)))  # warm up (a warm pool starts its zygotes)
-        started = time.perf_counter()
+        started, machine_before = time.perf_counter(), machine_cpu()
         list(pool.map(grade, range(total)))
-        elapsed = time.perf_counter() - started
+        elapsed, machine_after = time.perf_counter() - started, machine_cpu()
     getattr(sandbox, "close", lambda: None)()
-    return total / elapsed
+    return total / elapsed, (machine_after[0] - machine_before[0]) * 1000 / total
 
 
 class Client:
@@ -166,9 +168,11 @@ def percentile(values: list[float], share: float) -> float:
 class Round:
     """One round: the sandbox alone, then a burst through the whole pipeline, back to back."""
 
-    sandbox_only: float  # gradings per second
+    sandbox_only: float  # gradings per second, the mean of the runs just before and after
     throughput: float  # graded per second, first POST to last save
     busy: float  # share of the machine's CPU in use during the burst
+    machine_ms: float  # the machine's CPU per submission in the burst
+    sandbox_machine_ms: float  # and per grading in sandbox only (the mean, like sandbox_only)
     cpu_ms: dict[str, tuple[float, float]]  # per submission: (own, reaped) by process group
     graded: dict[int, tuple[float, int]]
     submitted: int
@@ -245,11 +249,16 @@ def main() -> None:
             "redis": [redis.process.pid] if redis.process else [],
             "client": [os.getpid()],  # this script: the students' POSTs, and the polling
         }
+        only_before, cpu_before = sandbox_only(backend, Settings.from_env(), only_runs)
         for number in range(1, args.rounds + 1):
-            only = sandbox_only(backend, Settings.from_env(), only_runs)
             batch = [next(students_used) for _ in range(args.burst)]
-            rounds.append(_burst(app, client, processes, batch, only))
-            last = rounds[-1]
+            last = _burst(app, client, processes, batch)
+            # the sandbox just before and just after: the machine's drift cancels out
+            only_after, cpu_after = sandbox_only(backend, Settings.from_env(), only_runs)
+            last.sandbox_only = (only_before + only_after) / 2
+            last.sandbox_machine_ms = (cpu_before + cpu_after) / 2
+            only_before, cpu_before = only_after, cpu_after
+            rounds.append(last)
             print(
                 f"{number:<7}{last.sandbox_only:>16.1f}{last.throughput:>14.1f}"
                 f"{last.share:>8.0%}{last.busy:>7.0%}",
@@ -301,6 +310,12 @@ def main() -> None:
         f"this client {cost['client'][0]:.1f}; the machine was "
         f"{statistics.mean(r.busy for r in rounds):.0%} busy"
     )
+    pipeline_ms = statistics.median(r.machine_ms for r in rounds)
+    alone_ms = statistics.median(r.sandbox_machine_ms for r in rounds)
+    print(
+        f"the machine's CPU per submission: {pipeline_ms:.1f} ms end to end, {alone_ms:.1f} ms "
+        f"in sandbox only ({alone_ms / pipeline_ms:.0%}; steadier than the throughputs)"
+    )
     print(
         f"submitted {submitted}, graded {result['graded']}, lost {result['lost']}, "
         f"duplicated {result['duplicated']}; sandbox {backend}; logs in {temp}"
@@ -314,7 +329,6 @@ def _burst(
     client: Client,
     processes: dict[str, list[int]],
     students: list[int],
-    sandbox_only: float,
 ) -> Round:
     """POST for every student as fast as it goes; wait for the grades; return the round."""
     before = {name: cpu_s(pids) for name, pids in processes.items()}
@@ -334,9 +348,11 @@ def _burst(
         for name in processes
     }
     return Round(
-        sandbox_only=sandbox_only,
+        sandbox_only=0.0,  # measured around it by the caller
         throughput=len(saved) / (last_save - first_post),
         busy=busy / (busy + idle),
+        machine_ms=busy * 1000 / len(burst),
+        sandbox_machine_ms=0.0,
         cpu_ms=cpu_ms,
         graded=saved,
         submitted=len(burst),
