@@ -7,6 +7,7 @@ be 0. "duplicated" is read from the gradings counter that the verdict's own UPDA
 import os
 import signal
 import sqlite3
+import subprocess
 import threading
 import time
 
@@ -56,6 +57,29 @@ def test_readyz_sees_a_live_worker(pipeline):
     pipeline.start_worker(concurrency=1)
     response = pipeline.client.get("/readyz")
     assert response.status_code == 200, response.get_json()
+
+
+def test_each_pool_process_starts_its_warm_zygote_before_any_submission(
+    tmp_path, redis_server, database_url
+):
+    pipeline = Pipeline(tmp_path, redis_server, database_url, sandbox="warm")
+    try:
+        worker = pipeline.start_worker(concurrency=2)
+        pools = worker.pool_pids()
+        assert len(pools) == 2
+        deadline = time.monotonic() + 30
+        # a slot's zygote (bwrap) is a child of the pool process that owns the slot
+        while not all(_children(pid) for pid in pools):
+            assert time.monotonic() < deadline, "a pool process started no zygote before work"
+            time.sleep(0.1)
+        assert pipeline.statuses([]) == {}  # no submission has been made
+    finally:
+        pipeline.stop()
+
+
+def _children(pid):
+    done = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True)
+    return done.stdout.split()
 
 
 def test_worker_killed_mid_run_then_graded_once_by_a_new_worker(pipeline, report):
