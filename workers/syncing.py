@@ -28,6 +28,7 @@ class Synced(enum.StrEnum):
     SKIPPED = "skipped"  # nothing to post to; the reason is recorded
     RETRY = "retry"
     FAILED = "failed"  # out of attempts; the teacher sees it and may resend
+    HELD = "held"  # a regraded score of the pair waits for the teacher: sent with it
     NOTHING_TO_DO = "nothing_to_do"
 
 
@@ -61,6 +62,11 @@ def sync_grade(
         if found is None:
             return SyncResult(Synced.NOTHING_TO_DO)
         ids, placement = found.sync_ids, found.placement
+        if grades.awaits_review(session, placement_id, user_id):
+            # the score now would include regraded work the teacher has not sent yet: this
+            # change goes out with it, when the teacher sends the regrade (release_held)
+            grades.hold(session, ids, now)
+            return SyncResult(Synced.HELD)
         lesson = catalog.lesson(placement.lesson_id)
         if lesson is None:
             reason = f"the lesson {placement.lesson_id!r} is not in the catalog"

@@ -54,7 +54,19 @@ _SKIP_PENDING = (
         last_error=NO_LINE_ITEM,
     )
 )
-_PENALTY = select(Placement.late_penalty).where(Placement.id == bindparam("placement"))
+_HELD_PAIR = (
+    select(GradeSync.id)
+    .where(
+        GradeSync.placement_id == bindparam("placement"),
+        GradeSync.user_id == bindparam("user"),
+        GradeSync.status == HELD,
+    )
+    .limit(1)
+)
+# the late penalty, and whether a regraded score of the pair waits for review, in one go
+_PENALTY = select(Placement.late_penalty, _HELD_PAIR.exists()).where(
+    Placement.id == bindparam("placement")
+)
 _ANSWERS = select(QuestionAnswer.question_id, QuestionAnswer.earned, QuestionAnswer.late).where(
     QuestionAnswer.placement_id == bindparam("placement"),
     QuestionAnswer.user_id == bindparam("user"),
@@ -110,6 +122,24 @@ def needs_sync(
     """
     row = {"placement": placement_id, "user": user_id, "now": now}
     changed(session, _NEW_SYNC, {**row, "sync_status": HELD if held else PENDING})
+
+
+def awaits_review(session: Session | Connection, placement_id: int, user_id: int) -> bool:
+    """Return whether a regraded score of the user waits for the teacher to send it."""
+    return (
+        session.execute(_HELD_PAIR, {"placement": placement_id, "user": user_id}).first()
+        is not None
+    )
+
+
+def hold(session: Session, sync_ids: tuple[int, ...], now: datetime) -> None:
+    """Hold pending syncs back with the pair's regraded score, until release_held()."""
+    changed(
+        session,
+        update(GradeSync)
+        .where(GradeSync.id.in_(sync_ids), GradeSync.status == PENDING)
+        .values(status=HELD, updated_at=now),
+    )
 
 
 def release_held(session: Session, placement_id: int, now: datetime) -> list[int]:
@@ -203,19 +233,24 @@ def _score(
 
 def keep(
     connection: Connection, placement_id: int, user_id: int, lesson: Lesson, now: datetime
-) -> None:
+) -> bool:
     """Keep the user's lesson score on a placement whose grades go to no LMS, and say so.
 
     What a sync would do, done in the transaction that changed the grade: the score is
     saved for the gradebook and the pair's syncs, this one included, are recorded as skipped
-    with the reason, so that no sync task needs to follow.
+    with the reason, so that no sync task needs to follow. Return False, doing nothing, while
+    a regraded score of the pair waits for the teacher's review (the change waits with it).
     """
-    penalty = connection.scalar(_PENALTY, {"placement": placement_id})
+    found = connection.execute(_PENALTY, {"placement": placement_id, "user": user_id}).first()
+    penalty, waits = found if found is not None else (0.0, False)
+    if waits:
+        return False
     score = _score(connection, placement_id, penalty or 0.0, lesson, user_id)
     save_grade(connection, placement_id, user_id, score, now)
     pair = {"placement": placement_id, "user": user_id, "now": now}
     changed(connection, _NEW_SYNC, {**pair, "sync_status": PENDING})
     changed(connection, _SKIP_PENDING, {**pair, "given": score.given, "maximum": score.maximum})
+    return True
 
 
 def save_grade(

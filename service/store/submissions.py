@@ -195,7 +195,8 @@ def finish(
             return False
         review = _under_review(connection, held)
         if lesson is not None and not held.to_lms and not review:
-            grades.keep(connection, held.placement_id, held.user_id, lesson, now)
+            if not grades.keep(connection, held.placement_id, held.user_id, lesson, now):
+                grades.needs_sync(connection, held.placement_id, held.user_id, now, held=True)
         else:
             grades.needs_sync(connection, held.placement_id, held.user_id, now, held=review)
         return True

@@ -125,3 +125,19 @@ def test_a_failure_then_a_success(store, catalog):
 )
 def test_backoff_grows_exponentially_up_to_a_cap(attempt, low, high):
     assert low <= backoff(attempt) <= high
+
+
+def test_a_change_waits_while_a_regraded_score_awaits_review(store, catalog):
+    placed = answered(store)  # a pending sync
+    with store.session() as session:  # and a bulk regrade's new score, not sent yet
+        grades.needs_sync(session, placed.placement_id, placed.user_id, utcnow(), held=True)
+    poster = FakePoster()
+    assert run(store, catalog, poster, placed).outcome is Synced.HELD
+    assert poster.posts == []  # the score now would carry the regraded work
+    assert [sync.status for sync in syncs(store)] == ["held", "held"]
+    with store.session() as session:
+        assert session.scalars(select(Grade)).all() == []
+        assert grades.release_held(session, placed.placement_id, utcnow()) == [placed.user_id]
+    assert run(store, catalog, poster, placed).outcome is Synced.SENT  # the teacher sent it
+    assert len(poster.posts) == 1
+    assert [sync.status for sync in syncs(store)] == ["sent", "sent"]

@@ -7,10 +7,10 @@ from sqlalchemy import select
 from core.compare import LineDiff
 from core.grading import Verdict
 from core.runs import RunStatus
-from service.store import submissions
-from service.store.models import GradeSync, Submission, utcnow
+from service.store import grades, submissions
+from service.store.models import Grade, GradeSync, Submission, utcnow
 from service.store.submissions import Claim, Held
-from tests.factories import place
+from tests.factories import SCALED, place
 
 PASSED = Verdict(RunStatus.PASSED, 1.0, "ok\n", "", 0, 12, "Your output matches.")
 FAILED = Verdict(
@@ -150,3 +150,23 @@ def test_request_regrade_queues_graded_submissions_on_the_bulk_queue(store, plac
     assert submissions.request_regrade(store, placed.placement_id, utcnow()) == [queued]
     saved = row(store, queued)
     assert (saved.status, saved.queue, saved.regrades) == ("queued", "regrade", 1)
+
+
+@pytest.mark.parametrize("under_review", [False, True])
+def test_a_score_kept_at_once_waits_while_a_regraded_one_awaits_review(
+    store, catalog, placed, queued, under_review
+):
+    # a placement without an LMS line item: its lesson score is kept with the verdict
+    if under_review:  # a bulk regrade's new score for this student, not sent yet
+        with store.session() as session:
+            grades.needs_sync(session, placed.placement_id, placed.user_id, utcnow(), held=True)
+    claim = submissions.claim(store, queued, 30, utcnow())
+    assert claim is not None and claim.to_lms is False
+    assert submissions.finish(store, claim, PASSED, utcnow(), lesson=catalog.lesson(SCALED))
+    with store.session() as session:
+        statuses = session.scalars(select(GradeSync.status).order_by(GradeSync.id)).all()
+        kept = session.scalars(select(Grade.score_given)).all()
+    if under_review:  # nothing kept yet: it all goes out when the teacher sends the regrade
+        assert (statuses, kept) == (["held", "held"], [])
+    else:
+        assert statuses == ["skipped"] and len(kept) == 1
