@@ -97,3 +97,13 @@ def test_a_direct_send_to_a_stopped_redis_says_false(queues, redis_server):
     celery_app, _ = queues
     redis_server.stop()
     assert enqueue(celery_app, GRADE_SUBMISSION, [1]) is False
+
+
+def test_a_direct_send_after_a_redis_restart_reconnects(queues, redis_server):
+    celery_app, reader = queues
+    assert enqueue(celery_app, GRADE_SUBMISSION, [1]) is True
+    redis_server.restart()  # the pooled connection is dead now; the list is gone with it
+    assert enqueue(celery_app, GRADE_SUBMISSION, [2]) is True
+    assert [json.loads(base64.b64decode(m["body"]))[0] for m in _pushed(reader, GRADE_QUEUE)] == [
+        [2]
+    ]
