@@ -136,6 +136,18 @@ class Pipeline:
             time.sleep(0.2)
         return False
 
+    def explain(self, ids: list[int]) -> str:
+        """Say where the submissions stand and what the workers logged last (for a failure)."""
+        statuses: dict[str, int] = {}
+        for status in self.statuses(ids).values():
+            statuses[status] = statuses.get(status, 0) + 1
+        logs = "\n".join(
+            f"--- {worker.log.name}:\n" + "\n".join(worker.log.read_text().splitlines()[-40:])
+            for worker in self.workers
+            if worker.log.exists()
+        )
+        return f"statuses {statuses}\n{logs}"
+
     def wait_for_syncs(self, timeout: float) -> int:
         """Wait until no grade sync is pending; return how many still are."""
         deadline = time.monotonic() + timeout

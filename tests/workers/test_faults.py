@@ -22,6 +22,7 @@ from tests.servers import PostgresCluster
 pytestmark = [pytest.mark.redis, pytest.mark.celery, pytest.mark.bwrap, pytest.mark.slow]
 
 SLOW_SOLUTION = "import time\ntime.sleep(2.5)\n" + SOLUTION  # long enough to be killed mid-run
+PAUSED_SOLUTION = "import time\ntime.sleep(0.2)\n" + SOLUTION
 
 
 @pytest.fixture
@@ -115,13 +116,13 @@ def test_pool_process_killed_mid_run_is_redelivered_and_graded_once(pipeline, re
 def test_redis_restarted_with_messages_in_flight_loses_nothing(pipeline, report):
     pipeline.start_worker()
     ids = []
-    for _ in range(40):
+    for _ in range(40):  # 0.2 s a run: the worker cannot keep up, and most are in flight
         pipeline.student()
-        ids.append(pipeline.submit())
+        ids.append(pipeline.submit(PAUSED_SOLUTION))
     pipeline.redis.restart()  # an empty Redis: queued messages and unacked ones are gone
     in_flight = sum(1 for s in pipeline.statuses(ids).values() if s != "graded")
     assert in_flight > 10
-    assert pipeline.wait_until(ids, "graded", timeout=120)
+    assert pipeline.wait_until(ids, "graded", timeout=120), pipeline.explain(ids)
     assert pipeline.wait_for_syncs(timeout=30) == 0
     counts = pipeline.counts(ids)
     report(counts.line(f"redis-server restarted with {in_flight} in flight"))
