@@ -43,7 +43,7 @@ def celery_init_app(app: Flask) -> Celery:
     settings = app.config["SETTINGS"]
     celery_app = QueueApp(app.name, task_cls=FlaskTask)
     celery_app.conf.update(celery_config(settings))
-    if urlsplit(settings.broker).scheme in ("redis", "rediss"):
+    if _is_redis(settings.broker):
         celery_app.direct = DirectPublisher(settings.broker)
     celery_app.set_default()
     app.extensions["celery"] = celery_app
@@ -168,12 +168,15 @@ class RedisTransport(kombu_redis.Transport):  # type: ignore[misc]
     Channel = _RedisChannel
 
 
+def _is_redis(url: str) -> bool:
+    return urlsplit(url).scheme in ("redis", "rediss")
+
+
 def celery_config(settings: Settings) -> dict[str, Any]:
     """Return Celery's configuration: late acks, one message per process, JSON only."""
-    redis = urlsplit(settings.broker).scheme in ("redis", "rediss")
     return {
         "broker_url": settings.broker,
-        "broker_transport": "service.queue:RedisTransport" if redis else None,
+        "broker_transport": "service.queue:RedisTransport" if _is_redis(settings.broker) else None,
         "broker_connection_retry_on_startup": True,
         # an unacked message comes back after this long; the sweep recovers sooner, and a
         # redelivered submission is a no-op, so the timeout only needs to be long
