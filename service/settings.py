@@ -25,7 +25,11 @@ class Settings:
     # the submission pipeline (see ARCHITECTURE.md "How a submission flows")
     submit_rate: int = 10  # submissions a student may make per submit_window_s
     submit_window_s: int = 60
+    # live status streams (Server-Sent Events) are short and capped, so that no number of
+    # open pages can hold every web thread (see service/streams.py)
     stream_max_s: int = 120  # a live status stream ends after this; the page reconnects
+    streams_per_session: int = 2  # open streams one signed-in user may hold in a process
+    streams_per_process: int = 8  # open streams in one web process, whoever holds them
     lease_s: int = 120  # a worker's claim on a submission; longer than the longest run
     queued_deadline_s: int = 300  # a submission queued this long is enqueued again
     grade_attempts: int = 3  # grader failures before a submission ends as an `error` grade
@@ -35,6 +39,11 @@ class Settings:
     demo: int = 0  # 1: mount the demo LMS at /demo, registered with the tool (codeblanks dev)
     log_format: str = "json"  # one JSON object per line; "text" for plain lines
     admin_password: str = ""  # turns on /admin/platforms (HTTP Basic, user "admin")
+    metrics_token: str = ""  # /metrics answers "Authorization: Bearer <token>"; off when empty
+    # outbound requests (registration, key sets, tokens, AGS, NRPS) reach public addresses
+    # only, unless listed here: hosts, host:port pairs and CIDR ranges, comma-separated
+    outbound_allow: str = ""
+    outbound_deadline_s: int = 10  # the whole of one outbound request, redirects included
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
