@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,12 +15,10 @@ from service.auth import HEADER, SignedIn, current_user
 from service.queue import SYNC_GRADE, enqueue
 from service.store.database import Store
 from service.store.models import utcnow
+from service.streams import follow, of_process
 from service.student import Refused
 
 bp = Blueprint("api", __name__, url_prefix="/api")
-
-_POLL_S = 0.25  # how often a live stream looks at the submission
-_KEEPALIVE_S = 15.0  # a comment line, so that proxies keep an idle stream open
 
 
 @bp.before_request
@@ -74,11 +70,11 @@ def submission(submission_id: int) -> Response:
 
 @bp.get("/submissions/<int:submission_id>/events")
 def events(submission_id: int) -> Response:
-    """Stream the submission's status changes (Server-Sent Events) until it is graded."""
+    """Stream the submission's status (Server-Sent Events): short, capped; see service.streams."""
     user = _signed_in()
     store = context.store()
-    student.status_of(store, user, submission_id)  # 404 now, not inside the stream
-    stream = _stream(store, user, submission_id, context.settings().stream_max_s)
+    first = student.status_of(store, user, submission_id)  # 404 now, not inside the stream
+    stream = _stream(store, user, submission_id, first)
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
     return Response(stream, mimetype="text/event-stream", headers=headers)
 
@@ -159,31 +155,19 @@ def _json_body() -> dict[str, Any]:
     return body
 
 
-def _stream(store: Store, user: SignedIn, submission_id: int, max_s: float) -> Iterator[str]:
-    started = last_sent = time.monotonic()
-    shown: dict[str, Any] | None = None
-    yield "retry: 2000\n\n"
-    while True:
-        state: dict[str, Any] | None
+def _stream(
+    store: Store, user: SignedIn, submission_id: int, first: dict[str, Any]
+) -> Iterator[str]:
+    settings = context.settings()
+    streams = of_process(current_app.extensions, settings)
+
+    def look() -> dict[str, Any] | None:
         try:
-            state = student.status_of(store, user, submission_id)
+            return student.status_of(store, user, submission_id)
         except DBAPIError:
-            state = shown  # the database blinked; keep the stream, look again shortly
-        if state is not None and state != shown:
-            shown = state
-            last_sent = time.monotonic()
-            yield f"event: status\ndata: {json.dumps(state)}\n\n"
-        if shown is not None and shown["status"] == "graded":
-            yield "event: end\ndata: {}\n\n"
-            return
-        if time.monotonic() - started > max_s:
-            # EventSource reconnects by itself; the page follows on with a new stream
-            yield f"event: timeout\ndata: {json.dumps({'after_s': max_s})}\n\n"
-            return
-        if time.monotonic() - last_sent > _KEEPALIVE_S:
-            last_sent = time.monotonic()
-            yield ": keep-alive\n\n"
-        time.sleep(_POLL_S)
+            return None  # the database blinked; the stream looks again shortly
+
+    return follow(streams, user.user_id, first, look, settings.stream_max_s)
 
 
 def _signed_in() -> SignedIn:

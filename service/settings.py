@@ -26,10 +26,12 @@ class Settings:
     submit_rate: int = 10  # submissions a student may make per submit_window_s
     submit_window_s: int = 60
     # live status streams (Server-Sent Events) are short and capped, so that no number of
-    # open pages can hold every web thread (see service/streams.py)
-    stream_max_s: int = 120  # a live status stream ends after this; the page reconnects
-    streams_per_session: int = 2  # open streams one signed-in user may hold in a process
-    streams_per_process: int = 8  # open streams in one web process, whoever holds them
+    # open pages can hold every web thread (see service/streams.py). A stream holds a
+    # gthread thread while open: `codeblanks serve` runs 2 processes x 16 threads, and at
+    # most half of each process's threads stream; the rest serve pages, submits and health
+    stream_max_s: int = 10  # a thread is held at most this long; the browser then reconnects
+    streams_per_session: int = 2  # one user's open streams in a process: a page and one window
+    streams_per_process: int = 8  # open streams in one web process: half its 16 threads
     lease_s: int = 120  # a worker's claim on a submission; longer than the longest run
     queued_deadline_s: int = 300  # a submission queued this long is enqueued again
     grade_attempts: int = 3  # grader failures before a submission ends as an `error` grade
