@@ -262,9 +262,19 @@
       poll(url);
       return;
     }
+    // the server keeps each stream short (a few seconds) and ends it with `timeout`; the
+    // browser then reconnects by itself and the new stream starts with the status again
     var stream = new EventSource(withToken(url + "/events"));
     var done = false;
+    var reconnecting = false;
     var failures = 0;
+    function toPolling() {
+      if (!done) {
+        done = true;
+        stream.close();
+        poll(url);
+      }
+    }
     stream.addEventListener("status", function (event) {
       failures = 0;
       var state = JSON.parse(event.data);
@@ -278,14 +288,20 @@
     stream.addEventListener("end", function () {
       stream.close();
     });
+    stream.addEventListener("timeout", function () {
+      reconnecting = true;
+    });
+    // the server has as many streams open as it allows: follow by polling instead
+    stream.addEventListener("busy", toPolling);
     stream.onerror = function () {
-      // the server ends a long stream and the browser reconnects by itself; a stream that
-      // keeps failing, or is refused, gives way to polling
+      if (reconnecting) {
+        reconnecting = false; // a stream that ended on purpose, not a failure
+        return;
+      }
+      // a stream that keeps failing, or is refused, gives way to polling
       failures += 1;
-      if (!done && (stream.readyState === EventSource.CLOSED || failures > 2)) {
-        done = true;
-        stream.close();
-        poll(url);
+      if (stream.readyState === EventSource.CLOSED || failures > 2) {
+        toPolling();
       }
     };
   }
