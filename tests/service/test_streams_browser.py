@@ -1,0 +1,62 @@
+"""The lesson page follows a submission across short streams, and by polling when refused."""
+
+import re
+import time
+from dataclasses import replace
+
+import pytest
+
+from tests.service import test_pages_browser as pages
+from tests.service.test_pages_browser import FAILING, expect_text, launch
+
+# the fixtures: the tool beside the demo LMS with an inline worker, and Debian's Chromium
+lms = pages.lms
+chromium = pages.chromium
+
+pytestmark = [pytest.mark.browser, pytest.mark.bwrap, pytest.mark.slow]
+
+EVENTS = re.compile(r"/api/submissions/\d+/events\?")
+POLLS = re.compile(r"/api/submissions/\d+$")
+
+
+class SlowSandbox:
+    """The real sandbox, a few seconds late: the page must keep following meanwhile."""
+
+    def __init__(self, sandbox, delay_s):
+        self.sandbox = sandbox
+        self.delay_s = delay_s
+
+    def run(self, request):
+        time.sleep(self.delay_s)
+        return self.sandbox.run(request)
+
+
+@pytest.mark.parametrize(
+    ("caps", "streams", "polls"),
+    [
+        # 1 s streams and a 4 s grade: the browser reconnects, the page keeps following
+        ({"stream_max_s": 1}, "several", "none"),
+        # every stream refused (`busy`): the page polls the submission instead
+        ({"streams_per_session": 0}, "one", "some"),
+    ],
+    ids=["short-streams", "refused"],
+)
+def test_the_page_shows_the_verdict(lms, chromium, caps, streams, polls):
+    lms.app.config["SETTINGS"] = replace(lms.app.config["SETTINGS"], **caps)
+    lms.worker.sandbox = SlowSandbox(lms.worker.sandbox, 4)
+    lms.link()
+    page, frame, watch = launch(chromium, lms, "Ali Student")
+    editor = frame.locator("#exercise .cm-content")
+    editor.click()
+    editor.press("Control+a")
+    page.keyboard.insert_text(FAILING)
+    frame.get_by_role("button", name="Submit").click()
+    expect_text(frame.locator("#run-status"), "Waiting for a grader")
+    expect_text(frame.locator("#verdict h3"), "Output differs")
+    expect_text(frame.locator("#run-status"), "Graded")
+    opened = [url for url in watch.requests if EVENTS.search(url)]
+    polled = [url for url in watch.requests if POLLS.search(url)]
+    assert (len(opened) > 1) == (streams == "several") and opened
+    assert bool(polled) == (polls == "some")
+    assert watch.errors == []
+    assert lms.worker.errors == []
