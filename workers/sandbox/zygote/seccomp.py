@@ -1,4 +1,4 @@
-"""The seccomp filter every run lives under, assembled as classic BPF (no libseccomp needed).
+"""The seccomp filter every run lives under, on every backend: one definition, two forms.
 
 Refused with EPERM: creating or entering namespaces (unshare, setns, clone with a namespace
 flag), mounting (the old and the new mount API, pivot_root), reading or writing other
@@ -7,12 +7,19 @@ perf_event_open, userfaultfd, open_by_handle_at, and netlink and vsock sockets. 
 ENOSYS, since its flags sit in memory that a filter cannot read; libc then falls back to
 clone, whose flags it can. A syscall of another ABI (i386 through int 0x80, or x32 numbers)
 kills the process: nothing legitimate in a 64-bit Python makes one.
+
+assemble() gives it as classic BPF (no libseccomp needed): the warm pool installs it itself,
+and bubblewrap reads it from `--seccomp FD`. profile() gives it as a Docker seccomp profile
+(libseccomp's terms, in JSON), for `docker run --security-opt seccomp=`.
 """
 
 from __future__ import annotations
 
 import errno
+import functools
+import operator
 import struct
+from typing import Any
 
 from . import linux
 
@@ -20,15 +27,17 @@ AUDIT_ARCH_X86_64 = 0xC000003E
 X32_SYSCALL_BIT = 0x40000000
 AF_NETLINK = 16
 AF_VSOCK = 40
-NAMESPACE_FLAGS = (
-    linux.CLONE_NEWNS
-    | linux.CLONE_NEWCGROUP
-    | linux.CLONE_NEWUTS
-    | linux.CLONE_NEWIPC
-    | linux.CLONE_NEWUSER
-    | linux.CLONE_NEWPID
-    | linux.CLONE_NEWNET
+NAMESPACES = (
+    linux.CLONE_NEWNS,
+    linux.CLONE_NEWCGROUP,
+    linux.CLONE_NEWUTS,
+    linux.CLONE_NEWIPC,
+    linux.CLONE_NEWUSER,
+    linux.CLONE_NEWPID,
+    linux.CLONE_NEWNET,
 )
+NAMESPACE_FLAGS = functools.reduce(operator.or_, NAMESPACES)
+FAMILIES = (AF_NETLINK, AF_VSOCK)  # refused as socket()'s and socketpair()'s first argument
 
 # x86_64 syscall numbers (arch/x86/entry/syscalls/syscall_64.tbl)
 CLONE, CLONE3, SOCKET, SOCKETPAIR = 56, 435, 41, 53
@@ -97,8 +106,7 @@ def _program() -> list[str | Op]:
         ret(_ALLOW),
         "socket",
         ld(_ARG0_LOW),
-        (_JEQ, AF_NETLINK, "deny", None),
-        (_JEQ, AF_VSOCK, "deny", None),
+        *[(_JEQ, family, "deny", None) for family in FAMILIES],
         ret(_ALLOW),
         "deny",
         ret(_ERRNO | errno.EPERM),
@@ -126,6 +134,32 @@ def assemble() -> bytes:
             raise ValueError(f"seccomp filter: jump out of range at instruction {index}")
         out += struct.pack("<HBBI", code, jumps[0], jumps[1], k)
     return bytes(out)
+
+
+def profile() -> dict[str, Any]:
+    """Return the same filter as a Docker seccomp profile: allow all but what it refuses."""
+
+    def refuse(names: list[str], err: int = errno.EPERM, **rule: Any) -> dict[str, Any]:
+        return {"names": names, "action": "SCMP_ACT_ERRNO", "errnoRet": err, **rule}
+
+    def low_bits(mask: int, value: int) -> dict[str, Any]:
+        # libseccomp compares all 64 bits of an argument, the kernel reads an int's low 32:
+        # a masked compare keeps garbage in the high half from slipping past
+        return {"index": 0, "value": mask, "valueTwo": value, "op": "SCMP_CMP_MASKED_EQ"}
+
+    return {
+        "defaultAction": "SCMP_ACT_ALLOW",
+        # only the native ABI: libseccomp kills a syscall of any other (i386, x32)
+        "architectures": ["SCMP_ARCH_X86_64"],
+        "syscalls": [
+            refuse(sorted(DENIED)),
+            refuse(["clone3"], errno.ENOSYS),
+            # a rule matches when all its conditions hold, and a syscall is refused when any
+            # rule matches: so one rule per namespace flag refuses a clone with any of them
+            *[refuse(["clone"], args=[low_bits(flag, flag)]) for flag in NAMESPACES],
+            *[refuse(["socket", "socketpair"], args=[low_bits(0xFFFFFFFF, f)]) for f in FAMILIES],
+        ],
+    }
 
 
 def install(program: bytes | None = None) -> None:
