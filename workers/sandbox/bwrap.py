@@ -6,7 +6,9 @@ A run, from outside in:
   sets no_new_privs, then
   bwrap, which reads the rest of its arguments from the same pipe: new user/pid/net/ipc/uts/
   mount/cgroup namespaces, no nested user namespaces, no capabilities, a read-only /usr from
-  the runtime tree, and the run's tmpfs as /work and /tmp.
+  the runtime tree, the run's tmpfs as /work and /tmp, and the warm pool's seccomp filter
+  (zygote/seccomp.py), which bwrap reads from a memfd and installs on its own init (pid 1 in
+  the sandbox) and on the program.
 The host sets the rlimits (CPU time, address space, file size, open files, processes, no core
 files) on that one process with prlimit(2) before it sends the arguments, so bwrap and the
 program inherit them. Only the run's files go in; the output comes back through two pipes.
@@ -35,10 +37,11 @@ from pathlib import Path
 
 from core.errors import GraderError
 from core.runs import Limits, RunOutcome, RunRequest, RunResult
-from workers.sandbox import cgroups, scratch
+from workers.sandbox import cgroups, memfd, scratch
 from workers.sandbox.capture import capture
 from workers.sandbox.outcomes import memory_error
 from workers.sandbox.runtime import PYTHON, Runtime
+from workers.sandbox.zygote import seccomp
 
 _STATE = Path("/run/codeblanks")
 # $1: the control fd; then the cgroup.procs files up to "--"; then the command to exec, to
@@ -71,6 +74,7 @@ class _Launcher:
     control: int  # write end: the entrypoint's line, then bwrap's arguments
     info: int  # read end of bwrap's --info-fd
     info_fd_number: int  # the write end's number in the launcher
+    filter_fd_number: int  # the seccomp filter's memfd in the launcher; bwrap reads and closes it
 
     @property
     def name(self) -> str:
@@ -110,6 +114,7 @@ class BwrapSandbox:
         self._lock = threading.Lock()
         self._runs = 0
         self._finalizer = weakref.finalize(self, _discard_all, self._spares)
+        self._filter = seccomp.assemble()
 
     def check(self) -> None:
         """Raise GraderError saying what is missing when this backend cannot run here."""
@@ -211,6 +216,7 @@ class BwrapSandbox:
             raise
         control_read, control = os.pipe()
         info, info_write = os.pipe()
+        filter_fd = -1
         # fmt: off
         argv = [
             "/bin/sh", "-c", _LAUNCH, "sh", str(control_read), *group.procs_files, "--",
@@ -220,6 +226,7 @@ class BwrapSandbox:
         ]
         # fmt: on
         try:
+            filter_fd = memfd.holding(self._filter, "codeblanks-seccomp")
             proc = subprocess.Popen(
                 argv,
                 stdin=subprocess.PIPE,
@@ -227,7 +234,7 @@ class BwrapSandbox:
                 stderr=subprocess.PIPE,
                 env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
                 close_fds=True,
-                pass_fds=(control_read, info_write),
+                pass_fds=(control_read, info_write, filter_fd),
                 start_new_session=True,
                 cwd="/",  # the shell exports PWD, which the run can read in /proc/1/environ
             )
@@ -237,9 +244,10 @@ class BwrapSandbox:
             group.remove()
             raise GraderError(f"cannot start bwrap: {exc}") from exc
         finally:
-            os.close(control_read)
-            os.close(info_write)
-        return _Launcher(uid, lock, group, proc, control, info, info_write)
+            for fd in (control_read, info_write, filter_fd):
+                if fd >= 0:
+                    os.close(fd)
+        return _Launcher(uid, lock, group, proc, control, info, info_write, filter_fd)
 
     def _execute(
         self, request: RunRequest, launcher: _Launcher, space: scratch.Scratch
@@ -261,7 +269,7 @@ class BwrapSandbox:
         except ProcessLookupError as exc:
             raise _LauncherGone(_reason(proc)) from exc
         message = f"{request.entrypoint}\n".encode() + b"\0".join(
-            arg.encode() for arg in self._args(space, launcher.info_fd_number)
+            arg.encode() for arg in self._args(space, launcher)
         )
         started = time.monotonic()
         deadline = started + limits.time_s + _WALL_GRACE_S
@@ -321,14 +329,15 @@ class BwrapSandbox:
             return result(RunOutcome.TIMEOUT)
         return result(RunOutcome.EXITED)
 
-    def _args(self, space: scratch.Scratch, info_fd: int) -> list[str]:
+    def _args(self, space: scratch.Scratch, launcher: _Launcher) -> list[str]:
         """Return bwrap's options, which it reads from the control pipe (the command follows)."""
         root = self.runtime.root
         # fmt: off
         return [
             "--unshare-all", "--unshare-user", "--disable-userns",
             "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-            "--info-fd", str(info_fd),
+            "--info-fd", str(launcher.info_fd_number),
+            "--seccomp", str(launcher.filter_fd_number),
             "--uid", str(_SANDBOX_UID), "--gid", str(_SANDBOX_UID), "--hostname", "sandbox",
             "--ro-bind", str(root / "usr"), "/usr",
             "--ro-bind", str(root / "etc/ld.so.cache"), "/etc/ld.so.cache",
