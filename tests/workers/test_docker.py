@@ -1,5 +1,7 @@
 """The docker backend on its own: the seed, stdin, hardening, isolation between runs, clean-up."""
 
+import os
+import secrets
 import subprocess
 import textwrap
 import threading
@@ -11,7 +13,7 @@ import pytest
 from core.errors import GraderError
 from core.grading import grade_source
 from core.runs import Limits, RunOutcome, RunRequest, RunStatus
-from workers.sandbox.docker import DEADLINE_LABEL, FIRST_UID, NAME_PREFIX, DockerSandbox
+from workers.sandbox.docker import DEADLINE_LABEL, FIRST_UID, NAME_PREFIX, UIDS, DockerSandbox
 
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("docker_daemon")]
 
@@ -138,3 +140,45 @@ def test_a_run_reports_its_cpu_time_and_peak_memory_and_leaves_no_cgroup(docker)
     assert 300 <= result.cpu_ms < 5000
     groups = Path("/sys/fs/cgroup/memory/codeblanks")
     assert list(groups.glob("docker-*")) == []
+
+
+def _processes_of(uid: int) -> dict[int, bytes]:
+    """Return the host pids and command lines of the live processes whose real uid is `uid`."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        try:
+            status = (entry / "status").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue  # not a process, or gone
+        if f"\nUid:\t{uid}\t" in status and "State:\tZ" not in status:
+            found[int(entry.name)] = cmdline
+    return found
+
+
+def _reading_stdin(pid: int) -> bool:
+    """Return whether the process is blocked in read(0, ...) (x86_64 syscall 0)."""
+    try:
+        return Path(f"/proc/{pid}/syscall").read_text().split()[:2] == ["0", "0x0"]
+    except OSError:
+        return False
+
+
+def test_the_entry_process_is_not_dumpable_before_its_exec(docker):
+    # a non-dumpable process's /proc/PID/mem belongs to root, whatever its uid: the run's other
+    # processes (tini here) can then neither trace it nor read its memory
+    name, uid = NAME_PREFIX + secrets.token_hex(8), FIRST_UID + secrets.randbelow(UIDS)
+    proc = docker._start(RunRequest({"main.py": b""}, "main.py"), name, uid)
+    try:
+        ends, found = time.monotonic() + 30, {}
+        while time.monotonic() < ends and not any(map(_reading_stdin, found)):
+            time.sleep(0.05)  # the entry starts, then waits for a header that never comes
+            found = _processes_of(uid)
+        owners = {
+            cmd.split(b"\0")[0]: os.stat(f"/proc/{pid}/mem").st_uid for pid, cmd in found.items()
+        }
+        assert owners == {b"/sbin/docker-init": uid, b"/usr/bin/python3": 0}, found
+    finally:
+        docker._stop(name, proc)
+        proc.communicate()
+        docker._cli("rm", "-f", name, check=False)

@@ -3,11 +3,13 @@
 A run, from outside in:
   `docker run -i` of the runner image (runtime/build-image.sh): no network, a read-only root,
   size- and inode-bounded tmpfs /work, /tmp and /dev/shm, memory = memory+swap, a pids limit,
-  one CPU, rlimits, no capabilities, no-new-privileges, tini as pid 1, and a uid of its own
+  one CPU, rlimits, no capabilities, no-new-privileges, the warm pool's seccomp filter as the
+  container's seccomp profile (in place of Docker's default), tini as pid 1, and a uid of its own
   (never a shared one: RLIMIT_NPROC counts every process of a uid on the host, so a fork bomb
   under a shared uid would stop every other run from starting);
-  its first program, docker_entry.py, reads the files from stdin into /work, says STARTED and
-  execs the program. The wall clock starts at STARTED, so container start-up is not charged.
+  its first program, docker_entry.py, makes itself non-dumpable, reads the files from stdin
+  into /work, says STARTED and execs the program. The wall clock starts at STARTED, so
+  container start-up is not charged.
 No --rm: the daemon would remove the container before its OOMKilled flag could be read, so the
 container is inspected, then force-removed, whatever happened. Only this module talks to Docker.
 When the daemon is local and uses cgroupfs, each container goes under a cgroup of the run's
@@ -34,9 +36,10 @@ from typing import IO
 
 from core.errors import GraderError
 from core.runs import RunOutcome, RunRequest, RunResult
-from workers.sandbox import cgroups, docker_entry
+from workers.sandbox import cgroups, docker_entry, memfd
 from workers.sandbox.capture import capture
 from workers.sandbox.outcomes import memory_error
+from workers.sandbox.zygote import seccomp
 
 DEFAULT_IMAGE = "codeblanks-runner:latest"
 NAME_PREFIX = "codeblanks-run-"
@@ -44,6 +47,9 @@ DEADLINE_LABEL = "org.codeblanks.deadline"  # wall-clock time after which a swee
 FIRST_UID = 1_000_000_000  # far above host users, bwrap's slots and the usual subuid ranges
 UIDS = 1 << 20  # random per run: two concurrent runs share a uid once in ~a million
 _ENTRY = Path(docker_entry.__file__).read_text()
+# the CLI reads the profile from a path and sends its text to the daemon, so a memfd of ours
+# (no file to write or clean up) serves a local daemon and a remote one alike
+_PROFILE = json.dumps(seccomp.profile()).encode()
 _START_TIMEOUT_S = 30.0  # a busy daemon can take seconds to start a container
 _WALL_GRACE_S = 0.5  # as bwrap: interpreter and numpy start-up count against the run
 _CLI_TIMEOUT_S = 30.0
@@ -130,19 +136,8 @@ class DockerSandbox:
         payload: bytes,
         group: cgroups.RunCgroup | None,
     ) -> RunResult:
-        argv = self._argv(request, name, uid)
-        if group is not None:
-            argv[2:2] = ["--cgroup-parent", f"/{cgroups.PREFIX}/{group.name}"]
         try:
-            proc = subprocess.Popen(
-                argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=_ENV,
-                close_fds=True,
-                start_new_session=True,
-            )
+            proc = self._start(request, name, uid, group)
         except OSError as exc:
             raise GraderError(f"cannot start docker: {exc}") from exc
         # a program that never reads its stdin must not block the capture of its output
@@ -167,6 +162,28 @@ class DockerSandbox:
         return dataclasses.replace(
             result, cpu_ms=int(usage.cpu_s * 1000), peak_memory_kb=usage.peak_bytes // 1024
         )
+
+    def _start(
+        self, request: RunRequest, name: str, uid: int, group: cgroups.RunCgroup | None = None
+    ) -> subprocess.Popen[bytes]:
+        """Start `docker run` for the request, the container's seccomp profile on a memfd."""
+        profile = memfd.holding(_PROFILE, "codeblanks-seccomp.json")
+        try:
+            argv = self._argv(request, name, uid, profile)
+            if group is not None:
+                argv[2:2] = ["--cgroup-parent", f"/{cgroups.PREFIX}/{group.name}"]
+            return subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=_ENV,
+                close_fds=True,
+                pass_fds=(profile,),
+                start_new_session=True,
+            )
+        finally:
+            os.close(profile)
 
     def _follow(self, request: RunRequest, name: str, proc: subprocess.Popen[bytes]) -> RunResult:
         assert proc.stdout is not None and proc.stderr is not None
@@ -226,7 +243,7 @@ class DockerSandbox:
         oom, _, code = shown.stdout.decode().strip().partition(" ")
         return oom == "true", int(code)
 
-    def _argv(self, request: RunRequest, name: str, uid: int) -> list[str]:
+    def _argv(self, request: RunRequest, name: str, uid: int, profile_fd: int) -> list[str]:
         limits = request.limits
         assert self._docker is not None
         cpu = math.ceil(limits.time_s)
@@ -250,6 +267,7 @@ class DockerSandbox:
             "--ulimit", "nofile=64:64", "--ulimit", f"nproc={limits.processes}:{limits.processes}",
             "--ulimit", "core=0:0", "--ulimit", f"data={_DATA_LIMIT}:{_DATA_LIMIT}",
             "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
+            "--security-opt", f"seccomp=/proc/self/fd/{profile_fd}",
             "--env", "PATH=/usr/bin:/bin", "--env", "HOME=/work", "--env", "TMPDIR=/tmp",
             "--env", "LANG=C.UTF-8", "--env", "OPENBLAS_NUM_THREADS=1",
             "--env", "OMP_NUM_THREADS=1",

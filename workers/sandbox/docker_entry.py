@@ -2,7 +2,9 @@
 
 Not imported by the worker: docker.py sends this file's text with `python3 -I -S -c`, so the
 protocol lives with the worker and the image holds only the runtime (no version skew).
-It runs as the run's uid, before any student code, and is handed nothing secret.
+It runs as the run's uid, before any student code, and is handed nothing secret; all the
+same it makes itself non-dumpable, so that nothing else of the run's uid can trace it or read
+its memory (the exec of the program makes the program dumpable again, as it should be).
 
 Stdin carries one line with the header's length in bytes, the JSON header
 `{"files": {relative path: base64}, "entrypoint": relative path}`, then the program's own stdin,
@@ -10,12 +12,14 @@ which the program inherits unread. STARTED on stdout tells the worker to start t
 """
 
 import base64
+import ctypes
 import json
 import os
 
 STARTED = b"\x00codeblanks-started\x00"
 PYTHON = "/usr/bin/python3"
 _MAX_HEADER_LINE = 20
+_PR_SET_DUMPABLE = 4
 
 
 def _read_exact(size: int) -> bytes:
@@ -42,6 +46,8 @@ def _read_length() -> int:
 
 def main() -> None:
     """Write the files, signal the start, and replace this process with the program."""
+    if ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+        raise SystemExit(f"codeblanks: prctl: {os.strerror(ctypes.get_errno())}")
     header = json.loads(_read_exact(_read_length()))
     for name, data in header["files"].items():
         path = os.path.join("/work", name)  # names were checked by the worker
