@@ -212,6 +212,30 @@ def test_nothing_of_a_run_reaches_the_next_run_or_the_zygote(solo):
     assert _settled_leftovers() == []
 
 
+def test_the_runs_supervisor_is_closed_to_its_program(warm):
+    # pid 1 of a run is our supervisor, of the program's uid on the host: two walls keep the
+    # program out of its memory and environment, the program's own user namespace and the
+    # supervisor's being non-dumpable (each alone is enough: this test holds both together)
+    source = """
+        import os
+        print(os.getppid())
+        for what in ("mem", "environ", "maps"):
+            try:
+                open(f"/proc/1/{what}", "rb").close()
+                print(what, "OPENED")
+            except OSError as exc:
+                print(what, type(exc).__name__)
+    """
+    result = run(warm, source)
+    assert result.stdout.decode().split("\n") == [
+        "1",
+        "mem PermissionError",
+        "environ PermissionError",
+        "maps PermissionError",
+        "",
+    ], result
+
+
 SYSCALLS = """
     import ctypes, errno, os, socket
     libc = ctypes.CDLL(None, use_errno=True)

@@ -38,6 +38,9 @@ FILTER = seccomp.assemble()  # once, in the zygote
 def supervise(arm: dict[str, Any], fds: list[int]) -> dict[str, Any]:
     """Prepare and supervise one run; return only in the program process, with its job."""
     run_fd, *stdio = fds
+    # inherited from the zygote, and said again: pid 1 of the run must stay closed to the
+    # program's ptrace, /proc/1/mem and /proc/1/environ even if the zygote's order changes
+    linux.prctl(linux.PR_SET_DUMPABLE, 0)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the program may signal us: pid 1 ignores
     sock = socket.socket(fileno=run_fd)
