@@ -21,6 +21,7 @@ class Closure(enum.StrEnum):
 
     PAST_DUE = "past_due"
     OUT_OF_ATTEMPTS = "out_of_attempts"
+    SOLUTION_SHOWN = "solution_shown"
 
 
 @dataclass(frozen=True)
@@ -55,10 +56,14 @@ class Policy:
             return 0.0
         return min(max(self.late_penalty, 0.0), 1.0)
 
-    def closed(self, at: datetime, attempts_used: int | None = None) -> Closed | None:
+    def closed(
+        self, at: datetime, attempts_used: int | None = None, revealed: bool = False
+    ) -> Closed | None:
         """Return why no more work is taken at `at`, or None while the placement is open.
 
         `attempts_used` counts exercise submissions; None checks the due date only.
+        `revealed` says the sample solution is shown: from then on the exercise earns nothing
+        (a revealed answer is never worth points).
         """
         if self.is_late(at) and self.late_penalty is None:
             assert self.due_at is not None
@@ -77,16 +82,26 @@ class Policy:
                 Closure.OUT_OF_ATTEMPTS,
                 f"You have used all {self.max_attempts} {plural} at this exercise.",
             )
+        if revealed:
+            return Closed(
+                Closure.SOLUTION_SHOWN,
+                "The sample solution is shown now, so this exercise takes no more submissions.",
+            )
         return None
 
     def reveals(self, at: datetime, attempts_used: int, passed: bool) -> bool:
-        """Return whether the sample solution and the answers may be shown now."""
+        """Return whether the sample solution (and answered questions' answers) may show now.
+
+        "After a number of attempts" shows nothing before the attempts run out, whatever
+        the stored number says: a solution shown while attempts are left would be worth
+        points (and with no maximum, attempts never run out).
+        """
         if self.reveal is Reveal.AFTER_PASS:
             return passed
         if self.reveal is Reveal.AFTER_ATTEMPTS:
-            return self.reveal_after_attempts is not None and (
-                attempts_used >= self.reveal_after_attempts
-            )
+            if self.max_attempts is None or self.reveal_after_attempts is None:
+                return False
+            return attempts_used >= max(self.reveal_after_attempts, self.max_attempts)
         if self.reveal is Reveal.AFTER_DUE:
             return self.due_at is not None and at > self.due_at
         return False

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -27,6 +28,9 @@ from service.store.models import Course, Membership, Placement, User
 
 ROSTER_MAX_AGE = timedelta(minutes=5)
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+# a spreadsheet that splits on another separator (";" in Turkish or German Excel, a tab, a
+# pipe) starts a new cell after it: a formula may begin there too
+_AFTER_SEPARATOR = re.compile(r"([,;\t|\r\n][ \t]*)(?=[=+\-@])")
 
 
 @dataclass(frozen=True)
@@ -193,5 +197,7 @@ def as_csv(book: Gradebook) -> str:
 
 
 def _cell(value: str) -> str:
-    # a spreadsheet runs a cell that starts like a formula: make it text
-    return "'" + value if value.startswith(_FORMULA_STARTS) else value
+    """Return a cell that no spreadsheet runs as a formula, whatever separator it splits on."""
+    # a leading apostrophe makes the rest text, and spreadsheets do not show it
+    neutral = _AFTER_SEPARATOR.sub(r"\1'", value)
+    return "'" + neutral if neutral.startswith(_FORMULA_STARTS) else neutral

@@ -49,6 +49,14 @@ class LessonPage:
         """Return the newest graded submission, whose verdict the page shows."""
         return next((s for s in self.attempts if s.status == submissions.GRADED), None)
 
+    def shows_answer(self, question_id: str) -> bool:
+        """Return whether a question's answer may be shown: revealed, and no longer open.
+
+        An answer shown beside an open question would be worth its points: it waits until
+        the student has answered (the first answer counts) or the questions have closed.
+        """
+        return self.revealed and (question_id in self.answers or self.questions_closed is not None)
+
     @property
     def pending(self) -> bool:
         """Return whether a submission is still queued or running."""
@@ -74,6 +82,7 @@ def lesson_page(
         score = grades.score(session, placement, lesson, user.user_id)
     policy = grades.policy_of(placement)
     passed = any(s.run_status == "passed" for s in attempts)
+    revealed = policy.reveals(now, used, passed)
     draft = drafts.load(store, placement_id, user.user_id)
     starter = lesson.exercise.starter_code if lesson.exercise else ""
     return LessonPage(
@@ -84,8 +93,8 @@ def lesson_page(
         attempts=attempts,
         score=score,
         attempts_used=used,
-        revealed=policy.reveals(now, used, passed),
-        closed=policy.closed(now, used),
+        revealed=revealed,
+        closed=policy.closed(now, used, revealed),
         questions_closed=policy.closed(now),
         code=draft.source if draft else (attempts[0].source if attempts else starter),
     )
@@ -116,7 +125,8 @@ def answer_from_form(question: Question, form: Mapping[str, str]) -> object:
     """
     if isinstance(question, ChoiceQuestion):
         raw = form.get("answer", "")
-        return int(raw) if raw.isdigit() else raw
+        # ASCII digits only: "²".isdigit() holds, and int() refuses it
+        return int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 6 else raw
     if isinstance(question, MatchQuestion):
         return {
             term: form[f"term-{index}"]

@@ -6,6 +6,7 @@ is a percentage there and a share (0..1) in the store.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -20,10 +21,11 @@ MAX_ATTEMPTS = 1000
 REVEALS = {
     Reveal.NEVER: "Never",
     Reveal.AFTER_PASS: "After a passing submission",
-    Reveal.AFTER_ATTEMPTS: "After a number of attempts",
+    Reveal.AFTER_ATTEMPTS: "After the last attempt (needs a maximum of attempts)",
     Reveal.AFTER_DUE: "After the due date",
 }
 _FORM_TIME = "%Y-%m-%dT%H:%M"
+_DECIMAL = re.compile(r"[0-9]{1,3}(?:\.[0-9]{1,4})?")
 
 
 @dataclass(frozen=True)
@@ -62,12 +64,21 @@ def parse(form: Mapping[str, str]) -> tuple[PlacementSettings | None, dict[str, 
     max_attempts = _count(form, "max_attempts", errors, required=False)
     after = None
     if reveal is Reveal.AFTER_ATTEMPTS:
-        after = _count(form, "reveal_after_attempts", errors, required=True)
-        if after is not None and max_attempts is not None and after > max_attempts:
-            errors["reveal_after_attempts"] = (
-                f"Must not be more than the maximum attempts ({max_attempts}), "
-                "or the answers would never be shown."
+        # shown while attempts are left, the solution would be worth its points: "after N
+        # attempts" is only "after the last attempt"
+        after = _count(form, "reveal_after_attempts", errors, required=False)
+        if max_attempts is None and "max_attempts" not in errors:
+            errors["max_attempts"] = (
+                "Showing the answers after a number of attempts needs a maximum number of "
+                "attempts: they are shown once none are left."
             )
+        elif max_attempts is not None and after is not None and after != max_attempts:
+            errors["reveal_after_attempts"] = (
+                f"Must be the maximum attempts ({max_attempts}): answers shown while attempts "
+                "are left would be worth points."
+            )
+        elif max_attempts is not None and "reveal_after_attempts" not in errors:
+            after = max_attempts
     due_at = None
     raw_due = form.get("due_at", "").strip()
     if raw_due:
@@ -82,6 +93,11 @@ def parse(form: Mapping[str, str]) -> tuple[PlacementSettings | None, dict[str, 
         penalty = _percent(form.get("late_penalty", "").strip(), errors)
     elif form.get("late") != "refuse":
         errors["late"] = "Choose whether late work is accepted."
+    if reveal is Reveal.AFTER_DUE and penalty is not None:
+        errors["late"] = (
+            "Late work cannot be taken once the answers are shown at the due date: refuse "
+            "late work, or show the answers at another moment."
+        )
     if errors:
         return None, errors
     return PlacementSettings(reveal, after, max_attempts, due_at, penalty), {}
@@ -112,7 +128,9 @@ def _count(
         if required:
             errors[name] = "Give a number of attempts."
         return None
-    if not raw.isdigit() or not 1 <= int(raw) <= MAX_ATTEMPTS:
+    # ASCII digits, few of them: "²".isdigit() holds and int() refuses it, and int() of
+    # thousands of digits raises
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 4) or not 1 <= int(raw) <= MAX_ATTEMPTS:
         errors[name] = f"Give a whole number from 1 to {MAX_ATTEMPTS}" + (
             "." if required else ", or nothing for no limit."
         )
@@ -121,10 +139,8 @@ def _count(
 
 
 def _percent(raw: str, errors: dict[str, str]) -> float | None:
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
+    # float() takes "nan", "1e2", and digits of any script: only plain decimals here
+    value = float(raw) if _DECIMAL.fullmatch(raw) else -1.0
     if not 0 <= value <= 100:
         errors["late_penalty"] = "Give the share taken off late work, from 0 to 100 (%)."
         return None

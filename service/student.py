@@ -16,7 +16,7 @@ from sqlalchemy import Connection, bindparam, func, insert, select
 from sqlalchemy.orm import Session
 
 from core.lessons import Catalog, Lesson
-from core.placements import Closure
+from core.placements import Closure, Reveal
 from core.questions import AnswerError, score_answer
 from service.auth import SignedIn
 from service.queue import GRADE_SUBMISSION, SYNC_GRADE, enqueue
@@ -125,12 +125,17 @@ def submit(
             connection.execute(select(User.id).where(User.id == user.user_id).with_for_update())
         _check_rate(connection, user.user_id, now, settings)
         policy = grades.policy_of(placement)
-        used = None  # without a limit, the attempts need no counting
-        if policy.max_attempts is not None:
+        used = None  # without a limit (or a reveal that counts them), attempts need no counting
+        if policy.max_attempts is not None or policy.reveal is Reveal.AFTER_ATTEMPTS:
             used = submissions.attempts_used(connection, placement_id, user.user_id)
-        closed = policy.closed(now, used)
+        passed = policy.reveal is Reveal.AFTER_PASS and submissions.has_passed(
+            connection, placement_id, user.user_id
+        )
+        # once the sample solution is shown, handing it in would earn its points
+        revealed = policy.reveals(now, used or 0, passed)
+        closed = policy.closed(now, used, revealed)
         if closed is not None:
-            status = 409 if closed.closure is Closure.OUT_OF_ATTEMPTS else 403
+            status = 403 if closed.closure is Closure.PAST_DUE else 409
             raise Refused(status, closed.closure.value, closed.message)
         row = {"placement": placement_id, "user": user.user_id, "now": now}
         created = connection.execute(

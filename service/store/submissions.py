@@ -130,6 +130,16 @@ def attempts_used(session: Session | Connection, placement_id: int, user_id: int
     return session.scalar(query) or 0
 
 
+def has_passed(session: Session | Connection, placement_id: int, user_id: int) -> bool:
+    """Return whether any of the user's submissions to the placement passed."""
+    query = select(Submission.id).where(
+        Submission.placement_id == placement_id,
+        Submission.user_id == user_id,
+        Submission.run_status == "passed",
+    )
+    return session.scalar(query.limit(1)) is not None
+
+
 def claim(store: Store, submission_id: int, lease_s: int, now: datetime) -> Claim | Held | None:
     """Take the submission for grading under a fresh lease; Held or Done when that is not on."""
     token = secrets.token_hex(16)

@@ -28,6 +28,13 @@ def test_closed(policy, at, used, closure):
         assert closed.message
 
 
+def test_a_shown_solution_closes_the_exercise():
+    closed = Policy(reveal=Reveal.AFTER_PASS).closed(BEFORE, 1, revealed=True)
+    assert closed is not None and closed.closure is Closure.SOLUTION_SHOWN
+    assert "sample solution" in closed.message
+    assert Policy(reveal=Reveal.AFTER_PASS).closed(BEFORE, 1, revealed=False) is None
+
+
 def test_closed_messages_say_why():
     assert "2026-12-01 12:00" in Policy(due_at=DUE).closed(AFTER).message
     assert "all 1 attempt " in Policy(max_attempts=1).closed(BEFORE, 1).message
@@ -52,8 +59,30 @@ def test_penalty(policy, at, penalty):
         (Policy(), AFTER, 9, True, False),
         (Policy(reveal=Reveal.AFTER_PASS), BEFORE, 1, False, False),
         (Policy(reveal=Reveal.AFTER_PASS), BEFORE, 1, True, True),
-        (Policy(reveal=Reveal.AFTER_ATTEMPTS, reveal_after_attempts=3), BEFORE, 2, False, False),
-        (Policy(reveal=Reveal.AFTER_ATTEMPTS, reveal_after_attempts=3), BEFORE, 3, False, True),
+        (
+            Policy(reveal=Reveal.AFTER_ATTEMPTS, reveal_after_attempts=3, max_attempts=3),
+            BEFORE,
+            2,
+            False,
+            False,
+        ),  # fmt: skip
+        (
+            Policy(reveal=Reveal.AFTER_ATTEMPTS, reveal_after_attempts=3, max_attempts=3),
+            BEFORE,
+            3,
+            False,
+            True,
+        ),  # fmt: skip
+        # no maximum: attempts never run out, so the solution would be shown while it pays
+        (Policy(reveal=Reveal.AFTER_ATTEMPTS, reveal_after_attempts=3), BEFORE, 50, False, False),
+        # a stored number below the maximum waits for the maximum
+        (
+            Policy(reveal=Reveal.AFTER_ATTEMPTS, reveal_after_attempts=1, max_attempts=4),
+            BEFORE,
+            3,
+            False,
+            False,
+        ),  # fmt: skip
         (Policy(reveal=Reveal.AFTER_DUE, due_at=DUE), BEFORE, 0, True, False),
         (Policy(reveal=Reveal.AFTER_DUE, due_at=DUE), AFTER, 0, False, True),
     ],

@@ -159,12 +159,43 @@ def test_csv_export_has_every_student_and_defuses_formulas(client, store, teache
     assert ["Berna", "", "", ""] in rows
 
 
-@pytest.mark.parametrize("value", ["=1+1", "+1", "-1", "@SUM(A1)", "\t=1", "\r=1"])
-def test_csv_cells_that_look_like_formulas_become_text(value):
+@pytest.mark.parametrize(
+    ("value", "cell"),
+    [
+        ("=1+1", "'=1+1"),
+        ("+1", "'+1"),
+        ("-1", "'-1"),
+        ("@SUM(A1)", "'@SUM(A1)"),
+        ("\t=1", "'\t'=1"),
+        ("\r=1", "'\r'=1"),
+        # a ";" locale (Turkish, German Excel) splits here and would run the second cell
+        ("x;=1+1", "x;'=1+1"),
+        ("Ali; =cmd|' /C calc'!A0", "Ali; '=cmd|' /C calc'!A0"),
+        ("a,+1", "a,'+1"),
+        ("a\t-1", "a\t'-1"),
+        ("a|@x", "a|'@x"),
+        ("line\n=2", "line\n'=2"),
+        ("Ada =1+1", "Ada =1+1"),
+        ("Ayşe-Nur Öztürk", "Ayşe-Nur Öztürk"),
+        ("ali+tag@example.org", "ali+tag@example.org"),
+    ],
+)
+def test_csv_cells_that_look_like_formulas_become_text(value, cell):
     from service.course_grades import _cell
 
-    assert _cell(value) == "'" + value
-    assert _cell("Ada " + value) == "Ada " + value
+    assert _cell(value) == cell
+
+
+def test_csv_in_a_semicolon_locale_has_no_formula_cell(client, store, teacher):
+    work(store, teacher)
+    with store.session() as session:
+        session.execute(update(User).where(User.id == teacher.user_id)
+                        .values(name="Ali;=1+1", email="x; +SUM(A1)"))  # fmt: skip
+    text = client.get(f"/teach/courses/{teacher.platform_id}/gradebook.csv").get_data(as_text=True)
+    # what Excel with ";" as its list separator makes of it: every cell, quotes or not
+    cells = [cell.strip().strip('"') for line in text.splitlines() for cell in line.split(";")]
+    cells += [c for line in text.splitlines() for c in next(csv.reader([line], delimiter=";"))]
+    assert not [cell for cell in cells if cell.lstrip().startswith(("=", "+", "-", "@"))]
 
 
 def test_resend_makes_failed_syncs_pending_again_and_enqueues_them(client, store, teacher, sent):
@@ -242,7 +273,32 @@ def test_the_placement_page_shows_a_histogram_and_the_commonest_failing_line(
     [
         ({"reveal": "never", "late": "refuse"}, {}),
         ({"reveal": "sometimes", "late": "refuse"}, {"reveal"}),
-        ({"reveal": "after_attempts", "late": "refuse"}, {"reveal_after_attempts"}),
+        # answers shown while attempts are left would be worth points: a maximum is needed,
+        # and the reveal comes with the last attempt
+        ({"reveal": "after_attempts", "late": "refuse"}, {"max_attempts"}),
+        (
+            {"reveal": "after_attempts", "reveal_after_attempts": "3", "late": "refuse"},
+            {"max_attempts"},
+        ),  # fmt: skip
+        (
+            {
+                "reveal": "after_attempts",
+                "reveal_after_attempts": "1",
+                "max_attempts": "3",
+                "late": "refuse",
+            },
+            {"reveal_after_attempts"},
+        ),  # fmt: skip
+        (
+            {
+                "reveal": "after_attempts",
+                "reveal_after_attempts": "3",
+                "max_attempts": "3",
+                "late": "refuse",
+            },
+            set(),
+        ),  # fmt: skip
+        ({"reveal": "after_attempts", "max_attempts": "3", "late": "refuse"}, set()),
         (
             {
                 "reveal": "after_attempts",
@@ -260,10 +316,36 @@ def test_the_placement_page_shows_a_histogram_and_the_commonest_failing_line(
         ({"reveal": "never", "late": "accept", "late_penalty": ""}, {"late_penalty"}),
         ({"reveal": "never", "late": "accept", "late_penalty": "101"}, {"late_penalty"}),
         ({"reveal": "never", "late": "accept", "late_penalty": "nan"}, {"late_penalty"}),
-        ({"reveal": "never", "late": "maybe"}, {"late"}),
+        # digits of other scripts, and numbers too long for int(): refused, never a 500
+        ({"reveal": "never", "max_attempts": "²", "late": "refuse"}, {"max_attempts"}),
+        ({"reveal": "never", "max_attempts": "٣", "late": "refuse"}, {"max_attempts"}),
+        ({"reveal": "never", "max_attempts": "9" * 5000, "late": "refuse"}, {"max_attempts"}),
+        (
+            {
+                "reveal": "after_attempts",
+                "reveal_after_attempts": "9" * 5000,
+                "max_attempts": "3",
+                "late": "refuse",
+            },
+            {"reveal_after_attempts"},
+        ),  # fmt: skip
+        ({"reveal": "never", "late": "accept", "late_penalty": "٣"}, {"late_penalty"}),
+        ({"reveal": "never", "late": "accept", "late_penalty": "1e1"}, {"late_penalty"}),
+        ({"reveal": "never", "late": "accept", "late_penalty": "9" * 5000}, {"late_penalty"}),
+        # late work after the answers are out would earn points for copying them
         (
             {
                 "reveal": "after_due",
+                "due_at": "2027-01-31T23:59",
+                "late": "accept",
+                "late_penalty": "10",
+            },
+            {"late"},
+        ),  # fmt: skip
+        ({"reveal": "never", "late": "maybe"}, {"late"}),
+        (
+            {
+                "reveal": "after_pass",
                 "due_at": "2027-01-31T23:59",
                 "late": "accept",
                 "late_penalty": "12.5",
@@ -271,6 +353,7 @@ def test_the_placement_page_shows_a_histogram_and_the_commonest_failing_line(
             },
             {},
         ),  # fmt: skip
+        ({"reveal": "after_due", "due_at": "2027-01-31T23:59", "late": "refuse"}, set()),
     ],
 )
 def test_settings_are_checked(form, errors):
@@ -284,13 +367,13 @@ def test_settings_are_checked(form, errors):
 def test_settings_are_saved_and_shown_again(client, store, teacher):
     url = f"/teach/placements/{teacher.placement_id}"
     page = client.get(url).get_data(as_text=True)
-    form = {"csrf": form_token(page), "reveal": "after_due", "due_at": "2027-01-31T23:59",
+    form = {"csrf": form_token(page), "reveal": "after_pass", "due_at": "2027-01-31T23:59",
             "late": "accept", "late_penalty": "12.5", "max_attempts": "5"}  # fmt: skip
     answer = client.post(f"{url}/settings", data=form)
     assert answer.status_code == 303 and answer.headers["Location"].endswith("saved=1#settings")
     with store.session() as session:
         saved = session.get(Placement, teacher.placement_id)
-    assert (saved.reveal, saved.max_attempts, saved.late_penalty) == ("after_due", 5, 0.125)
+    assert (saved.reveal, saved.max_attempts, saved.late_penalty) == ("after_pass", 5, 0.125)
     assert saved.due_at.isoformat() == "2027-01-31T23:59:00+00:00"
     shown = client.get(answer.headers["Location"]).get_data(as_text=True)
     assert "Settings saved." in shown and 'value="2027-01-31T23:59"' in shown

@@ -238,13 +238,26 @@ def reveal_views(client, store, placed):
         ({"reveal": "never"}, True, 1, False),
         ({"reveal": "after_pass"}, False, 2, False),
         ({"reveal": "after_pass"}, True, 1, True),
-        ({"reveal": "after_attempts", "reveal_after_attempts": 3}, False, 2, False),
-        ({"reveal": "after_attempts", "reveal_after_attempts": 2}, False, 2, True),
+        (
+            {"reveal": "after_attempts", "reveal_after_attempts": 3, "max_attempts": 3},
+            False,
+            2,
+            False,
+        ),  # fmt: skip
+        (
+            {"reveal": "after_attempts", "reveal_after_attempts": 2, "max_attempts": 2},
+            False,
+            2,
+            True,
+        ),  # fmt: skip
+        # stored before the settings refused it: no maximum, so attempts never run out
+        ({"reveal": "after_attempts", "reveal_after_attempts": 2}, False, 3, False),
         ({"reveal": "after_due", "due_at": "future"}, True, 1, False),
-        ({"reveal": "after_due", "due_at": "past", "late_penalty": 0.5}, False, 1, True),
+        # stored before the settings refused it: late work taken after the answers are out
+        ({"reveal": "after_due", "due_at": "past", "late_penalty": 0.5}, False, 0, True),
     ],
 )
-def test_the_solution_and_answers_show_only_when_the_policy_says(
+def test_the_solution_shows_only_when_the_policy_says(
     client, store, sent, policy, passes, attempts, revealed
 ):
     if "due_at" in policy:
@@ -258,10 +271,51 @@ def test_the_solution_and_answers_show_only_when_the_policy_says(
               RunStatus.PASSED if passed else RunStatus.FAILED)  # fmt: skip
     seen = reveal_views(client, store, placed)
     assert SOLUTION_ONLY and all((line.strip() in seen) is revealed for line in SOLUTION_ONLY)
-    assert ("Correct answer" in seen) is revealed
     assert ("Sample solution" in seen) is revealed
-    # the blank's answer in place
-    assert ("Answer: cikis = agirlik @ degerler" in seen) is revealed
+    # the questions were open and unanswered when the page was read: no answer shows
+    assert "Correct answer" not in seen
+    assert "Answer: cikis = agirlik @ degerler" not in seen
+    # a shown solution is worth nothing: the exercise takes no more submissions
+    again = client.post(f"/api/placements/{placed.placement_id}/submissions", json={"source": "1"})
+    if revealed:
+        assert again.status_code == 409
+        assert again.get_json()["error"] in ("solution_shown", "out_of_attempts")
+    else:
+        assert again.status_code in (202, 409)
+        assert again.get_json().get("error") != "solution_shown"
+
+
+def test_an_open_question_keeps_its_answer_after_a_pass(client, store, sent):
+    placed = place(store, lesson_id=LESSON, reveal="after_pass")
+    sign_in(client, placed.user_id, [placed.placement_id])
+    grade(store, submit(client, store, placed), RunStatus.PASSED)
+    page = text_of(client.get(lesson_url(placed)).get_data(as_text=True))
+    assert "Sample solution" in page
+    assert "Answer: cikis = agirlik @ degerler" not in page and "Correct answer" not in page
+    # answered (wrongly): its answer shows now; the other questions' answers do not
+    wrong = client.post(
+        f"/api/placements/{placed.placement_id}/answers",
+        json={"question_id": "weighted-average", "answer": "cikis = degerler"},
+    )
+    assert wrong.status_code == 201 and wrong.get_json()["earned"] == 0
+    page = text_of(client.get(lesson_url(placed)).get_data(as_text=True))
+    assert "Answer: cikis = agirlik @ degerler" in page and "Correct answer" not in page
+    # and the shown solution earns nothing
+    again = client.post(f"/api/placements/{placed.placement_id}/submissions", json={"source": "1"})
+    assert again.status_code == 409 and again.get_json()["error"] == "solution_shown"
+
+
+def test_closed_questions_show_their_answers(client, store, sent):
+    past = utcnow() - timedelta(hours=1)
+    placed = place(store, lesson_id=LESSON, reveal="after_due", due_at=past)
+    sign_in(client, placed.user_id, [placed.placement_id])
+    page = text_of(client.get(lesson_url(placed)).get_data(as_text=True))
+    assert "Sample solution" in page and "Answer: cikis = agirlik @ degerler" in page
+    late = client.post(
+        f"/api/placements/{placed.placement_id}/answers",
+        json={"question_id": "weighted-average", "answer": "cikis = agirlik @ degerler"},
+    )
+    assert late.status_code == 403 and late.get_json()["error"] == "past_due"
 
 
 def test_the_course_page_lists_the_placed_lessons(client, store, student):

@@ -1,0 +1,345 @@
+"""The one HTTP client for every outbound request: registration, key sets, tokens, AGS, NRPS.
+
+A `requests.Session`, so pylti1p3's ServiceConnector and our own calls keep working, with:
+- the address rule checked where the socket connects: the host is resolved once, each address
+  is checked, and the socket connects to a checked address while TLS still verifies the name
+  (no window for DNS rebinding between the check and the connection); a redirect opens a new
+  connection, so every hop is checked the same way, and https never redirects down to http
+  off loopback;
+- no connection reuse and no proxies: each request connects afresh under today's rule, to the
+  host itself (a proxy would be the address we checked, not the one we reach);
+- a cap on the size of every answer, redirects included;
+- a total deadline per request (connect, TLS, headers, body and redirects): a watchdog shuts
+  the sockets down when it passes, which ends even a server that trickles a byte at a time
+  (a per-read timeout never would).
+
+    OutboundError (requests.RequestException)  .reason: REFUSED | TOO_LARGE | LATE
+"""
+
+from __future__ import annotations
+
+import contextvars
+import enum
+import socket
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+import requests
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConnectionError
+
+from service.outbound.addresses import Allowed, address, kind, loopback
+from service.settings import Settings
+
+MAX_BYTES = 4 << 20  # key sets and registration answers are small; a big course's NRPS roster
+MAX_REDIRECTS = 3
+
+
+class Reason(enum.StrEnum):
+    """Why the client ended a request."""
+
+    REFUSED = "refused"
+    TOO_LARGE = "too large"
+    LATE = "late"
+
+
+class OutboundError(requests.RequestException):
+    """A request the client refused or cut short; the message names the host, never a body."""
+
+    def __init__(self, message: str, *, reason: Reason = Reason.REFUSED, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Policy:
+    """What outbound requests may reach, how long they may take and how much they may read."""
+
+    allowed: Allowed = field(default_factory=Allowed)
+    deadline_s: float = 10.0
+    max_bytes: int = MAX_BYTES
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Policy:
+        """Return the policy of CODEBLANKS_OUTBOUND_ALLOW and CODEBLANKS_OUTBOUND_DEADLINE_S."""
+        allow = settings.outbound_allow
+        if settings.demo:
+            # the demo LMS is mounted in the tool (codeblanks dev, the compose demo): its origin
+            # is the tool's own base URL, often loopback; that origin and nothing more
+            allow += "," + urlsplit(settings.base_url).netloc
+        return cls(Allowed.parse(allow), float(settings.outbound_deadline_s))
+
+
+class _Refusal(Exception):  # noqa: N818
+    """Raised inside urllib3, which would wrap any OSError (so any RequestException)."""
+
+    def __init__(self, reason: Reason, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+class _Call:
+    """One request in progress: its policy, its deadline and the sockets it opened."""
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy = policy
+        self.ends_at = time.monotonic() + policy.deadline_s
+        self.late = False
+        self._done = False
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(policy.deadline_s, self._expire)
+        self._timer.daemon = True
+
+    def remaining(self, host: str) -> float:
+        """Return the seconds left, or raise once the deadline has passed."""
+        left = self.ends_at - time.monotonic()
+        if left <= 0 or self.late:
+            raise _Refusal(Reason.LATE, self.late_message(host))
+        return left
+
+    def late_message(self, host: str) -> str:
+        """Say which request ran out of time."""
+        return (
+            f"the request to {host} took longer than {self.policy.deadline_s:g} s "
+            "(CODEBLANKS_OUTBOUND_DEADLINE_S)"
+        )
+
+    def watch(self, sock: socket.socket) -> None:
+        """Keep a duplicate of a new socket, to shut it down at the deadline.
+
+        A duplicate, because TLS takes the original's descriptor over; shutting a duplicate
+        down ends the connection under both, and it is ours to close (no descriptor reuse).
+        """
+        twin = sock.dup()
+        with self._lock:
+            if not self._done:
+                self._sockets.append(twin)
+                return
+        twin.close()
+
+    def start(self) -> None:
+        """Start the watchdog."""
+        self._timer.start()
+
+    def end(self) -> None:
+        """Stop the watchdog and close the duplicates."""
+        self._timer.cancel()
+        with self._lock:
+            self._done = True
+            twins, self._sockets = self._sockets, []
+        for twin in twins:
+            twin.close()
+
+    def _expire(self) -> None:
+        with self._lock:
+            if self._done:
+                return
+            self.late = True
+            for twin in self._sockets:
+                try:
+                    twin.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass  # not connected yet, or already closed by its peer
+
+
+# urllib3 makes connections itself, so the request in progress reaches them through the
+# context of the calling thread (each thread has its own)
+_CALL: contextvars.ContextVar[_Call | None] = contextvars.ContextVar("outbound_call", default=None)
+
+
+class _Guarded:
+    """A connection step that resolves, checks and connects to a checked address."""
+
+    host: str
+    port: int
+    timeout: float | None
+    socket_options: Any
+    _dns_host: str
+
+    def _new_conn(self) -> socket.socket:
+        call = _CALL.get()
+        if call is None:
+            raise _Refusal(Reason.REFUSED, f"refused: {self.host}: not through the outbound client")
+        try:
+            found = socket.getaddrinfo(self._dns_host, self.port, type=socket.SOCK_STREAM)
+        except socket.gaierror as exc:
+            raise NameResolutionError(self.host, self, exc) from exc  # type: ignore[arg-type]
+        allowed = call.policy.allowed
+        targets = [info for info in found if allowed.permits(self.host, self.port, _ip(info))]
+        if not targets:
+            ip = _ip(found[0])
+            where = str(ip) if address(self.host) == ip else f"{self.host} resolves to {ip}, which"
+            raise _Refusal(
+                Reason.REFUSED,
+                f"refused: {where} is {kind(ip)}; outbound requests reach public addresses "
+                "only, unless CODEBLANKS_OUTBOUND_ALLOW lists the host",
+            )
+        error: OSError | None = None
+        for family, kind_, proto, _, sockaddr in targets:
+            sock = socket.socket(family, kind_, proto)
+            try:
+                call.watch(sock)
+                for option in self.socket_options or ():
+                    sock.setsockopt(*option)
+                left = call.remaining(self.host)
+                sock.settimeout(min(self.timeout, left) if self.timeout else left)
+                sys.audit("http.client.connect", self, self.host, self.port)
+                sock.connect(sockaddr)
+                return sock
+            except OSError as exc:
+                sock.close()
+                error = exc
+            except BaseException:
+                sock.close()
+                raise
+        if isinstance(error, TimeoutError):
+            raise ConnectTimeoutError(self, f"connection to {self.host} timed out")
+        raise NewConnectionError(self, f"failed to connect to {self.host}: {error}")  # type: ignore[arg-type]
+
+
+def _ip(info: tuple[Any, ...]) -> Any:
+    found = address(str(info[4][0]).split("%")[0])
+    assert found is not None  # getaddrinfo answers numeric addresses
+    return found
+
+
+class _Connection(_Guarded, HTTPConnection):
+    pass
+
+
+class _TLSConnection(_Guarded, HTTPSConnection):
+    pass
+
+
+class _NoReuse(HTTPConnectionPool):
+    def _put_conn(self, conn: Any) -> None:
+        # never reused: the next request connects (and is checked) afresh
+        if conn is not None:
+            conn.close()
+        super()._put_conn(None)
+
+
+class _Pool(_NoReuse):
+    ConnectionCls = _Connection
+
+
+class _TLSPool(_NoReuse, HTTPSConnectionPool):
+    ConnectionCls = _TLSConnection
+
+
+class _Adapter(requests.adapters.HTTPAdapter):
+    """Guarded connections, no proxies, the remaining time as timeout, answers read capped."""
+
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = {"http": _Pool, "https": _TLSPool}
+
+    def send(
+        self,
+        request: requests.PreparedRequest,
+        stream: bool = False,
+        timeout: Any = None,
+        verify: Any = True,
+        cert: Any = None,
+        proxies: Any = None,
+    ) -> requests.Response:
+        call = _CALL.get()
+        host = urlsplit(request.url or "").hostname or "?"
+        if call is None:
+            raise OutboundError(f"refused: {host}: not through the outbound client")
+        try:
+            left = call.remaining(host)
+            response = super().send(request, True, _within(timeout, left), verify, cert, None)
+            _read(response, host, call.policy.max_bytes)
+        except _Refusal as exc:
+            raise OutboundError(str(exc), reason=exc.reason, request=request) from None
+        return response
+
+
+def _within(timeout: Any, left: float) -> Any:
+    if isinstance(timeout, tuple):
+        return tuple(left if t is None else min(t, left) for t in timeout)
+    if isinstance(timeout, int | float):
+        return min(timeout, left)
+    return left
+
+
+def _read(response: requests.Response, host: str, limit: int) -> None:
+    """Read the whole answer now, refusing one larger than `limit` bytes."""
+    too_large = _Refusal(Reason.TOO_LARGE, f"refused: the answer from {host} is over {limit} bytes")
+    declared = response.headers.get("Content-Length", "")
+    if declared.isdigit() and int(declared) > limit:
+        response.close()
+        raise too_large
+    body = bytearray()
+    for chunk in response.iter_content(64 * 1024):
+        body += chunk
+        if len(body) > limit:
+            response.close()
+            raise too_large
+    response._content = bytes(body)
+
+
+class Client(requests.Session):
+    """A requests session that follows the outbound policy; see the module's docstring."""
+
+    def __init__(self, policy: Policy) -> None:
+        super().__init__()
+        self.policy = policy
+        self.max_redirects = MAX_REDIRECTS
+        self.headers["User-Agent"] = "codeblanks-grader"
+        adapter = _Adapter(max_retries=0)
+        self.mount("http://", adapter)
+        self.mount("https://", adapter)
+
+    def send(self, request: requests.PreparedRequest, **kwargs: Any) -> requests.Response:
+        """Send a request (and follow its redirects) within the policy's deadline."""
+        if _CALL.get() is not None:  # a redirect of the request in progress
+            return super().send(request, **kwargs)
+        host = urlsplit(request.url or "").hostname or "?"
+        with self._call() as call:
+            try:
+                response = super().send(request, **kwargs)
+            except OutboundError:
+                raise
+            except OSError:  # requests' errors, and a socket's own when the watchdog ended it
+                if call.late:  # say so, not "connection reset"
+                    raise OutboundError(call.late_message(host), reason=Reason.LATE) from None
+                raise
+            if call.late:  # an answer cut at the deadline can look complete
+                raise OutboundError(call.late_message(host), reason=Reason.LATE)
+            return response
+
+    def get_redirect_target(self, resp: requests.Response) -> str | None:
+        """Return where a redirect leads, refusing a scheme other than http(s) or a downgrade."""
+        target = super().get_redirect_target(resp)
+        if target is not None:
+            old, new = urlsplit(resp.url), urlsplit(urljoin(resp.url, target))
+            downgrade = old.scheme == "https" and new.scheme == "http"
+            if new.scheme not in ("http", "https") or (
+                downgrade and not loopback(new.hostname or "")
+            ):
+                raise OutboundError(
+                    f"refused: {old.hostname} redirects to {new.scheme}://{new.hostname} "
+                    "(https only, http only for loopback)",
+                )
+        return target
+
+    @contextmanager
+    def _call(self) -> Iterator[_Call]:
+        call = _Call(self.policy)
+        token = _CALL.set(call)
+        call.start()
+        try:
+            yield call
+        finally:
+            call.end()
+            _CALL.reset(token)
