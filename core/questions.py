@@ -75,6 +75,9 @@ class QuestionScore:
         return self.earned >= self.possible
 
 
+MAX_ANSWER_CHARS = 1000  # a fill or a meaning; far longer than any right one
+
+
 class AnswerError(ValueError):
     """An answer whose shape does not fit its question (a client fault, not a wrong answer)."""
 
@@ -90,13 +93,17 @@ def score_answer(question: Question, answer: object) -> QuestionScore:
     if isinstance(question, BlankQuestion):
         if not isinstance(answer, str):
             raise AnswerError("a blank answer is text")
+        if len(answer) > MAX_ANSWER_CHARS:
+            raise AnswerError(f"a blank answer is at most {MAX_ANSWER_CHARS} characters")
         return _all_or_nothing(question.points, answer.strip() in question.answers)
     if not isinstance(answer, Mapping):
         raise AnswerError("a match answer maps each term to a meaning")
     key = dict(question.pairs)
     unknown = [term for term in answer if term not in key]
     if unknown:
-        raise AnswerError(f"unknown term {unknown[0]!r}")
+        raise AnswerError(f"unknown term {str(unknown[0])[:80]!r}")
+    if not all(isinstance(m, str) and len(m) <= MAX_ANSWER_CHARS for m in answer.values()):
+        raise AnswerError("each term's meaning is one of the listed meanings, as text")
     right = sum(1 for term, meaning in key.items() if answer.get(term) == meaning)
     return QuestionScore(question.points * right / len(key), question.points)
 

@@ -42,13 +42,14 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
         logs.configure(settings.log_format)
     register_extensions(app)
     register_blueprints(app)
+    register_errorhandlers(app)
     return app
 
 
 def register_extensions(app: Flask) -> None:
     """Attach the store (migrated), the catalog, the Celery app, sessions and LTI."""
     from core.lessons import load_catalog
-    from service import auth, logs, rendering, store
+    from service import auth, headers, logs, rendering, store
     from service.lti import tool
     from service.lti.ags import AgsPoster
     from service.queue import celery_init_app
@@ -58,6 +59,7 @@ def register_extensions(app: Flask) -> None:
     celery_init_app(app)
     auth.init_app(app)
     logs.init_app(app)
+    headers.init_app(app)
     rendering.init_app(app)
     tool.init_app(app)
     # a core.platforms.GradePoster: LTI AGS, unless a test brings its own (or None)
@@ -83,3 +85,10 @@ def register_blueprints(app: Flask) -> None:
     app.register_blueprint(pages.bp)
     app.register_blueprint(gradebook.bp)
     app.register_blueprint(regrades.bp)
+
+
+def register_errorhandlers(app: Flask) -> None:
+    """Answer every refusal and failure in one place: JSON under /api, a page elsewhere."""
+    from service import boundary
+
+    boundary.init_app(app)

@@ -7,7 +7,6 @@ from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, request, url_for
 from sqlalchemy.exc import DBAPIError
-from werkzeug.exceptions import HTTPException
 
 from core.runs import MAX_SOURCE_BYTES
 from service import context, student
@@ -98,28 +97,6 @@ def answer(placement_id: int) -> tuple[Response, int]:
     )
     enqueue(current_app.extensions["celery"], SYNC_GRADE, [user.user_id, placement_id])
     return jsonify(scored.as_json()), 201
-
-
-@bp.errorhandler(Refused)
-def refused(exc: Refused) -> tuple[Response, int, dict[str, str]]:
-    """Render a refusal as JSON, with Retry-After when waiting helps."""
-    headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after else {}
-    return jsonify(error=exc.error, message=exc.message), exc.status, headers
-
-
-@bp.errorhandler(HTTPException)
-def http_error(exc: HTTPException) -> tuple[Response, int]:
-    """Render Werkzeug's errors (413 from the body limit, 405, ...) as JSON."""
-    code = exc.code or 500
-    return jsonify(error=exc.name.lower().replace(" ", "_"), message=exc.description), code
-
-
-@bp.errorhandler(DBAPIError)
-def store_down(exc: DBAPIError) -> tuple[Response, int, dict[str, str]]:
-    """Answer 503 while the database is unreachable or locked; the client may retry."""
-    current_app.logger.warning("the store is unavailable: %s", exc)
-    message = "The grader's database is unavailable for a moment; try again."
-    return jsonify(error="unavailable", message=message), 503, {"Retry-After": "5"}
 
 
 def _source() -> str:

@@ -92,12 +92,6 @@ def student(placement_id: int, user_id: int) -> str:
     return render_template("teacher/student.html", work=work, **csrf.page_tokens())
 
 
-@bp.errorhandler(Refused)
-def refused(exc: Refused) -> tuple[str, int]:
-    """Render a refusal as a page that says what to do."""
-    return render_template("pages/refused.html", problem=exc), exc.status
-
-
 def _placement_page(found: Placement, form: dict[str, str], errors: dict[str, str]) -> str:
     report = placement_report.report(store(), catalog(), found)
     return render_template(

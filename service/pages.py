@@ -74,12 +74,6 @@ def course(course_id: int) -> str:
     return render_template("pages/course.html", listing=listing, **csrf.page_tokens())
 
 
-@bp.errorhandler(Refused)
-def refused(exc: Refused) -> tuple[str, int]:
-    """Render a refusal as a page that says what to do."""
-    return render_template("pages/refused.html", problem=exc), exc.status
-
-
 def _form_source() -> str:
     # browsers send a textarea's lines with CRLF ends
     source = request.form.get("source", "").replace("\r\n", "\n")

@@ -16,7 +16,6 @@ from service.auth import session_token
 from service.context import catalog, store
 from service.store.models import Placement, utcnow
 from service.store.regrades import RegradeProblem
-from service.student import Refused
 from service.teaching import placement_teacher
 
 bp = Blueprint("regrades", __name__, url_prefix="/teach/placements")
@@ -28,7 +27,10 @@ def start(placement_id: int) -> ResponseReturnValue:
     user, found = placement_teacher(placement_id)
     csrf.check(request.form.get(csrf.FIELD))
     celery = current_app.extensions["celery"]
-    count = teacher.start_regrade(store(), catalog(), celery, found, user.user_id, utcnow())
+    try:
+        count = teacher.start_regrade(store(), catalog(), celery, found, user.user_id, utcnow())
+    except RegradeProblem as exc:
+        return _page(found, None, str(exc)), 409
     return _back(placement_id, started=count)
 
 
@@ -56,21 +58,13 @@ def send(placement_id: int) -> ResponseReturnValue:
     """Send the regrade's new scores to the LMS."""
     _user, found = placement_teacher(placement_id)
     csrf.check(request.form.get(csrf.FIELD))
-    sent = teacher.send_regrade(store(), current_app.extensions["celery"], placement_id, utcnow())
+    try:
+        sent = teacher.send_regrade(
+            store(), current_app.extensions["celery"], placement_id, utcnow()
+        )
+    except RegradeProblem as exc:
+        return _page(found, None, str(exc)), 409
     return _back(placement_id, sent=sent)
-
-
-@bp.errorhandler(RegradeProblem)
-def problem(exc: RegradeProblem) -> tuple[str, int]:
-    """Show why the regrade cannot start or be sent, on its page."""
-    _user, found = placement_teacher(request.view_args["placement_id"])  # type: ignore[index]
-    return _page(found, None, str(exc)), 409
-
-
-@bp.errorhandler(Refused)
-def refused(exc: Refused) -> tuple[str, int]:
-    """Render a refusal as a page that says what to do."""
-    return render_template("pages/refused.html", problem=exc), exc.status
 
 
 def _page(found: Placement, started: int | None, message: str | None) -> str:

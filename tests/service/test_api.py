@@ -48,6 +48,7 @@ def launch(client, user_id, *placement_ids):
     with client.session_transaction() as session:
         session["user_id"] = user_id
         session["placement_ids"] = list(placement_ids)
+        session["launched_at"] = int(time.time())
 
 
 @pytest.fixture
@@ -61,8 +62,14 @@ def student(client, placed):
     return placed
 
 
+PAGE_SESSION = "page-session"  # stands for the signed session a page sends in its header
+
+
 def submit(client, placement_id, **kwargs):
     kwargs.setdefault("json", {"source": SOURCE})
+    headers = kwargs.get("headers") or {}
+    if headers.get("X-CodeBlanks-Session") == PAGE_SESSION:
+        kwargs["headers"] = {**headers, "X-CodeBlanks-Session": signed(client.application, client)}
     return client.post(f"/api/placements/{placement_id}/submissions", **kwargs)
 
 
@@ -78,13 +85,19 @@ def test_submit_commits_then_enqueues_by_name(client, student, sent, store):
         assert (row.status, row.source, row.user_id) == ("queued", SOURCE, student.user_id)
 
 
-def test_submit_takes_a_raw_text_body_with_the_session_header(client, student, sent):
+def signed(app, client):
+    """Return the client's cookie session, signed as a page would carry it."""
     with client.session_transaction() as session:
-        token = dict(session)
-    assert token  # the cookie session; the header below only proves the caller is no form
+        data = dict(session)
+    return app.session_interface.get_signing_serializer(app).dumps(data)
+
+
+def test_submit_takes_a_raw_text_body_with_the_session_header(app, client, student, sent):
+    token = signed(app, client)
+    client.delete_cookie("session")  # the page's own session is all it has
     response = submit(client, student.placement_id, json=None, data=SOURCE.encode(),
                       content_type="text/x-python",
-                      headers={"X-CodeBlanks-Session": "any"})  # fmt: skip
+                      headers={"X-CodeBlanks-Session": token})  # fmt: skip
     assert response.status_code == 202
 
 
@@ -144,7 +157,7 @@ def too_long():
                 "json": None,
                 "data": b"x" * (2 * 1024 * 1024),
                 "content_type": "text/plain",
-                "headers": {"X-CodeBlanks-Session": "t"},
+                "headers": {"X-CodeBlanks-Session": PAGE_SESSION},
             },
             413,
             "request_entity_too_large",
@@ -154,7 +167,7 @@ def too_long():
                 "json": None,
                 "data": b"print('\xff')",
                 "content_type": "text/plain",
-                "headers": {"X-CodeBlanks-Session": "t"},
+                "headers": {"X-CodeBlanks-Session": PAGE_SESSION},
             },
             400,
             "not_utf8",
