@@ -111,6 +111,7 @@ class Pipeline:
         with self.client.session_transaction() as session:
             session["user_id"] = user_id
             session["placement_ids"] = [self.placed.placement_id]
+            session["launched_at"] = int(time.time())
 
     def submit(self, source: str = SOLUTION) -> int:
         """POST code through the API; return the submission's id."""

@@ -130,6 +130,9 @@ def _check_deep_linking(settings: object) -> None:
         raise LaunchProblem("Missing deep linking settings", "the request carries none")
     if not isinstance(settings.get("deep_link_return_url"), str):
         raise LaunchProblem("Missing return URL", "deep_link_return_url is required")
+    for key in ("deep_link_return_url", "data"):
+        if len(str(settings.get(key, ""))) > 2048:
+            raise LaunchProblem("Oversized claim", f"deep_linking_settings.{key} is too long")
     accepted = settings.get("accept_types") or []
     if "ltiResourceLink" not in accepted:
         raise LaunchProblem(

@@ -6,7 +6,8 @@ from flask import Blueprint, Response, redirect, render_template, request, sessi
 from sqlalchemy import select
 
 from core.lessons import Lesson
-from service.auth import current_user, session_token, sign_in
+from service import csrf
+from service.auth import add_placements, current_user, session_token
 from service.lti import tool
 from service.lti.claims import LaunchProblem
 from service.lti.deep_linking import response_jwt
@@ -18,6 +19,7 @@ bp = Blueprint("lti_pick", __name__, url_prefix="/lti/pick")
 @bp.post("/deep-link")
 def deep_link() -> str:
     """Send the picked lessons (or whole tracks) back to the LMS as resource links."""
+    csrf.check(request.form.get(csrf.FIELD))
     user = current_user()
     pending = session.get("deep_linking")
     if user is None or not user.teacher_course_ids or not isinstance(pending, dict):
@@ -41,6 +43,7 @@ def deep_link() -> str:
 @bp.post("/resource-link/<int:course_id>")
 def resource_link(course_id: int) -> Response:
     """Place the picked lesson behind a resource link on its first (teacher's) launch."""
+    csrf.check(request.form.get(csrf.FIELD))
     user = current_user()
     link = request.args.get("link", "")
     if user is None or course_id not in user.teacher_course_ids or not link:
@@ -62,7 +65,7 @@ def resource_link(course_id: int) -> Response:
             db.add(placement)
             db.flush()
         placement_id = placement.id
-    sign_in(user.user_id, [placement_id], teacher_course_ids=[course_id])
+    add_placements([placement_id])
     return redirect(url_for("teacher.placement", placement_id=placement_id, s=session_token()))
 
 

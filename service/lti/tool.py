@@ -11,13 +11,15 @@ import requests
 from flask import Flask, Response, current_app, redirect, render_template, session, url_for
 
 from core.lessons import Catalog
+from service import csrf
 from service.auth import session_token, sign_in
 from service.keys import KeyRing
 from service.lti import launches, logins
 from service.lti.claims import DEEP_LINKING, DL, LaunchProblem
 from service.lti.keysets import KeySets
 from service.lti.launch import HardenedLaunch, Login, ValidLaunch
-from service.lti.services import PlatformAccess, TokenCache, http_session
+from service.lti.services import PlatformAccess, TokenCache
+from service.outbound import Client, Policy
 from service.settings import Settings
 from service.store.database import Store
 from service.store.models import Platform
@@ -59,7 +61,7 @@ class LtiContext:
 def init_app(app: Flask) -> None:
     """Make the LTI context from the app's settings, store and catalog."""
     settings: Settings = app.config["SETTINGS"]
-    http = http_session()
+    http = Client(Policy.from_settings(settings))  # every outbound request goes through it
     app.extensions["lti"] = LtiContext(
         settings=settings,
         store=app.extensions["store"],
@@ -96,14 +98,23 @@ def open(ctx: LtiContext, valid: ValidLaunch) -> Response:  # noqa: A001 - the l
         opened.user_id,
         [opened.placement_id] if opened.placement_id else [],
         teacher_course_ids=[opened.course_id] if opened.teacher else [],
+        frame_urls=_lms_urls(valid),
     )
+    # the pickers' forms carry a CSRF token; it lives in the session, so make it first
+    form_token = csrf.token()
     token = session_token()
     if valid.message_type == DEEP_LINKING:
         if not opened.teacher:
             raise LaunchProblem(
                 "Not a teacher", "only teachers can add lessons to a course", status=403
             )
-        settings = valid.body[DL + "deep_linking_settings"]
+        # only what the answer needs: the session travels in URLs
+        settings = {
+            key: value
+            for key, value in valid.body[DL + "deep_linking_settings"].items()
+            if key in ("deep_link_return_url", "accept_multiple", "data")
+            and len(str(value)) <= 2048
+        }
         session["deep_linking"] = {
             "platform_id": valid.platform_id,
             "deployment_id": valid.claim("deployment_id"),
@@ -115,6 +126,7 @@ def open(ctx: LtiContext, valid: ValidLaunch) -> Response:  # noqa: A001 - the l
                 "lti/picker.html",
                 tracks=_tracks(ctx.catalog),
                 action=url_for("lti_pick.deep_link", s=token),
+                csrf_token=form_token,
                 deep_linking=True,
                 multiple=bool(settings.get("accept_multiple", True)),
             )
@@ -135,6 +147,7 @@ def open(ctx: LtiContext, valid: ValidLaunch) -> Response:  # noqa: A001 - the l
                         link=opened.resource_link_id,
                         s=token,
                     ),
+                    csrf_token=form_token,
                     deep_linking=False,
                     multiple=False,
                 )
@@ -142,6 +155,25 @@ def open(ctx: LtiContext, valid: ValidLaunch) -> Response:  # noqa: A001 - the l
         return _page(render_template("lti/not_ready.html"))
     endpoint = "teacher.placement" if opened.teacher else "pages.lesson"
     return redirect(url_for(endpoint, placement_id=opened.placement_id, s=token))
+
+
+def _lms_urls(valid: ValidLaunch) -> list[str]:
+    """Return the launch's URLs of the LMS pages that may frame the tool (see service.headers).
+
+    Canvas's issuer is one for every school, while the page that frames the tool is the
+    school's own domain: that comes as the return URL (and deep linking's return URL).
+    """
+    urls = [
+        valid.body.get("iss"),
+        _object(valid.claim("launch_presentation")).get("return_url"),
+        _object(valid.claim("tool_platform")).get("url"),
+        _object(valid.body.get(DL + "deep_linking_settings")).get("deep_link_return_url"),
+    ]
+    return [url for url in urls if isinstance(url, str) and len(url) <= 2048]
+
+
+def _object(value: object) -> dict[str, object]:
+    return value if isinstance(value, dict) else {}
 
 
 def _tracks(catalog: Catalog) -> list[tuple[str, list[tuple[str, str, float]]]]:

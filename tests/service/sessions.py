@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import re
+import time
 from urllib.parse import parse_qs, urlsplit
 
 from core.grading import Verdict
@@ -19,6 +20,7 @@ def sign_in(client, user_id, placements=(), teaches=()):
         session["user_id"] = user_id
         session["placement_ids"] = list(placements)
         session["teacher_course_ids"] = list(teaches)
+        session["launched_at"] = int(time.time())
 
 
 def catch_tasks(app):
