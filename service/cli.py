@@ -157,6 +157,7 @@ def serve(host: str, port: int, processes: int, threads: int) -> None:
     """Run the web app with gunicorn (threaded: a live status stream holds a thread)."""
     argv = [sys.executable, "-m", "gunicorn", "--bind", f"{host}:{port}"]
     argv += ["--workers", str(processes), "--threads", str(threads), "--worker-class", "gthread"]
+    argv += ["--config", "python:service.serving"]
     os.execv(sys.executable, [*argv, "service:create_app()"])
 
 

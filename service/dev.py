@@ -1,78 +1,120 @@
-"""The embedded demo: the demo LMS mounted at /demo and registered with the tool, both ways.
+"""The embedded demo: the demo LMS mounted at /demo, registered with the tool as an LMS would.
 
-Used by `codeblanks dev` (CODEBLANKS_DEMO=1), so that a newcomer can launch a lesson as a
-student or a teacher right away. Registration is idempotent: a restart finds it done.
+Used by `codeblanks dev` and the compose demo (CODEBLANKS_DEMO=1), so that a newcomer can
+launch a lesson as a student or a teacher right away. The web app only mounts the demo
+LMS; once it serves, `codeblanks serve` starts `python -m service.dev`, which registers the
+demo LMS the way an LMS admin would: a single-use registration URL from the tool, pasted
+into the LMS, whose dynamic registration then calls the tool. Nothing is registered behind
+the tool's back, and a restart finds the registration done.
 """
 
 from __future__ import annotations
 
-import sqlite3
+import fcntl
+import sys
 import time
 
+import requests
 from flask import Flask
-from sqlalchemy.exc import IntegrityError
 
-from service.demo import DemoConfig, DemoError, DemoPlatform, create_demo_blueprint, platform_of
+from core.lessons import Catalog, load_catalog
+from service.demo import DemoConfig, create_demo_blueprint
+from service.instance import prepare
 from service.lti import registration
 from service.settings import Settings
+from service.store.database import Store
+from service.store.models import utcnow
 
-CLIENT_ID = "codeblanks-demo"
-DEPLOYMENT_ID = "1:codeblanks-demo"
 SEED_LESSONS = ("expert/what-is-attention", "expert/scaled-dot-product")
+PLATFORM_NAME = "Demo LMS"
 
 
 def mount_demo(app: Flask) -> None:
-    """Serve the demo LMS at <base>/demo and register it and the tool with each other."""
+    """Serve the demo LMS at <base>/demo (its registration comes once the app serves)."""
     settings: Settings = app.config["SETTINGS"]
+    app.register_blueprint(create_demo_blueprint(demo_config(settings)))
+
+
+def demo_config(settings: Settings) -> DemoConfig:
+    """Return the demo LMS's settings: mounted at <base>/demo, its state in the instance dir."""
     base = settings.base_url.rstrip("/")
-    config = DemoConfig(
+    return DemoConfig(
         base_url=base + "/demo", state_dir=settings.instance_dir / "demo", tool_url=base
     )
-    app.register_blueprint(create_demo_blueprint(config))
-    platform = platform_of(app)
-    # several web processes start at once (gunicorn): whoever registers second finds it done
-    for attempt in range(5):
-        try:
-            _register(app, platform)
-            return
-        except (DemoError, IntegrityError, sqlite3.Error):
-            if attempt == 4:
-                raise
-            time.sleep(0.2 * (attempt + 1))
 
 
-def _register(app: Flask, platform: DemoPlatform) -> None:
-    base = app.config["SETTINGS"].base_url.rstrip("/")
-    try:
-        platform.tool(CLIENT_ID)
-    except DemoError:
-        platform.register_tool(
-            name="CodeBlanks",
-            login_url=base + "/lti/login",
-            launch_url=base + "/lti/launch",
-            jwks_url=base + "/lti/jwks",
-            deep_link_url=base + "/lti/launch",
-            client_id=CLIENT_ID,
-            deployment_id=DEPLOYMENT_ID,
+def register_demo(
+    settings: Settings, store: Store, catalog: Catalog, timeout_s: float = 30
+) -> bool:
+    """Register the demo LMS with the serving tool by dynamic registration; seed its links.
+
+    Return False if it was registered already. Safe to call from several processes at once.
+    """
+    issuer = demo_config(settings).issuer
+    base = settings.base_url.rstrip("/")
+    lock_path = prepare(settings.instance_dir) / "demo-registration.lock"
+    with lock_path.open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if _demo_platform(store, issuer) is not None:
+            return False
+        url = registration.registration_url(
+            store, base, name=PLATFORM_NAME, valid_hours=1, now=utcnow()
         )
-    if not platform.links():
-        catalog = app.extensions["catalog"]
-        for lesson_id in SEED_LESSONS:
-            lesson = catalog.lesson(lesson_id)
-            if lesson is not None:
-                platform.add_link(
-                    CLIENT_ID,
-                    lesson.title,
-                    custom={"lesson": lesson.id},
-                    score_maximum=lesson.points,
-                )
-    registration.add_platform(
-        app.extensions["store"],
-        issuer=platform.issuer,
-        client_id=CLIENT_ID,
-        deployment_ids=[DEPLOYMENT_ID],
-        auth_login_url=platform.auth_url,
-        auth_token_url=platform.token_url,
-        key_set_url=platform.jwks_url,
-        name="Demo LMS",
-    )
+        with requests.Session() as admin:  # the LMS admin's browser
+            started = admin.post(
+                issuer + "/admin/registrations", json={"register_url": url}, timeout=timeout_s
+            )
+            started.raise_for_status()
+            page = admin.get(started.json()["url"], timeout=timeout_s)
+            if page.status_code != 200 or "org.imsglobal.lti.close" not in page.text:
+                raise RuntimeError(f"the demo LMS's registration failed: HTTP {page.status_code}")
+            client_id = _demo_platform(store, issuer)
+            if client_id is None:
+                raise RuntimeError("the registration ended, but no demo platform is stored")
+            for lesson_id in SEED_LESSONS:
+                lesson = catalog.lesson(lesson_id)
+                if lesson is not None:
+                    admin.post(
+                        issuer + "/admin/links",
+                        json={
+                            "client_id": client_id,
+                            "title": lesson.title,
+                            "custom": {"lesson": lesson.id},
+                            "score_maximum": lesson.points,
+                        },
+                        timeout=timeout_s,
+                    ).raise_for_status()
+        return True
+
+
+def _demo_platform(store: Store, issuer: str) -> str | None:
+    """Return the client id the demo LMS is registered with, or None."""
+    found = [p for p in registration.list_platforms(store) if p.issuer == issuer]
+    return found[0].client_id if found else None
+
+
+def main() -> int:
+    """Wait for the web app to serve, then register the demo LMS (`python -m service.dev`)."""
+    settings = Settings.from_env()
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            if requests.get(settings.base_url.rstrip("/") + "/healthz", timeout=2).ok:
+                break
+        except requests.RequestException:
+            pass
+        time.sleep(0.2)
+    store = Store(settings.database)
+    try:
+        done = register_demo(settings, store, load_catalog(settings.lessons_dir))
+    except (requests.RequestException, RuntimeError, ValueError) as exc:
+        print(f"codeblanks: the demo LMS could not be registered: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        store.dispose()
+    print("codeblanks: demo LMS registered" if done else "codeblanks: demo LMS was registered")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

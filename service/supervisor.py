@@ -8,6 +8,7 @@ instance dir. Ctrl-C (or SIGTERM) stops everything, the web app first.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -180,7 +181,9 @@ def _wait_ready(program: Program, base: str, redis_port: int, stopping: list[int
             return True
         if program.name == "worker" and "ready." in program.log.read_text(errors="replace"):
             return True
-        if program.name == "web" and _http_ok(base + "/healthz"):
+        # the web app registers its demo LMS by dynamic registration once it serves: the
+        # demo is ready when it lists its links
+        if program.name == "web" and _http_ok(base + "/healthz") and _demo_links(base):
             return True
         time.sleep(0.2)
     return False
@@ -216,6 +219,14 @@ def _http_ok(url: str) -> bool:
         with urllib.request.urlopen(url, timeout=1) as response:  # noqa: S310  our own URL
             return bool(response.status == 200)
     except OSError:
+        return False
+
+
+def _demo_links(base: str) -> bool:
+    try:
+        with urllib.request.urlopen(base + "/demo/admin/links", timeout=1) as response:  # noqa: S310
+            return bool(json.loads(response.read()))
+    except (OSError, ValueError):
         return False
 
 

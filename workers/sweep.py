@@ -14,7 +14,7 @@ from celery.worker import WorkController
 
 from service.queue import SWEEP, enqueue
 from service.settings import Settings
-from service.store import grades, submissions
+from service.store import expiry, grades, submissions
 from service.store.database import Store
 from service.store.models import utcnow
 
@@ -25,6 +25,7 @@ class Found:
 
     submissions: list[tuple[int, str]] = field(default_factory=list)  # (id, queue)
     syncs: list[tuple[int, int]] = field(default_factory=list)  # (placement id, user id)
+    purged: int = 0  # expired rows deleted (logins, nonces, tokens, failure counts)
 
 
 def sweep(store: Store, settings: Settings) -> Found:
@@ -33,6 +34,7 @@ def sweep(store: Store, settings: Settings) -> Found:
     found = Found(submissions=submissions.stuck(store, now, settings.queued_deadline_s))
     with store.session() as session:
         found.syncs = grades.due_syncs(session, now, settings.queued_deadline_s)
+    found.purged = expiry.purge(store, now)
     return found
 
 

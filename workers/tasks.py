@@ -75,7 +75,11 @@ def sweep(self: Task) -> dict[str, int]:
         enqueue(self.app, GRADE_SUBMISSION, [submission_id], queue=queue)
     for placement_id, user_id in found.syncs:
         enqueue(self.app, SYNC_GRADE, [user_id, placement_id], queue=SYNC_QUEUE)
-    return {"submissions": len(found.submissions), "syncs": len(found.syncs)}
+    return {
+        "submissions": len(found.submissions),
+        "syncs": len(found.syncs),
+        "purged": found.purged,
+    }
 
 
 def _retry(task: Task, countdown: float, exc: Exception | None = None) -> None:

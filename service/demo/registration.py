@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import ipaddress
 import secrets
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from service.demo.errors import DemoError
 from service.demo.models import Tool
 from service.demo.tokens import ALL_SCOPES
+from service.outbound import loopback
 
 if TYPE_CHECKING:
     from service.demo.platform import DemoPlatform
@@ -25,22 +25,13 @@ def check_url(url: object, what: str) -> str:
     parts = urlsplit(url)
     if parts.scheme == "https" and parts.hostname:
         return url
-    if parts.scheme == "http" and parts.hostname and _loopback(parts.hostname):
+    if parts.scheme == "http" and parts.hostname and loopback(parts.hostname):
         return url
     raise DemoError(
         400,
         f"{what} must be an https URL (http only on loopback): {url!r}",
         "invalid_client_metadata",
     )
-
-
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def register_tool(
@@ -90,10 +81,15 @@ def start_registration(platform: DemoPlatform, register_url: str) -> str:
     check_url(register_url, "the tool's registration URL")
     token = secrets.token_urlsafe(24)
     platform.store.grant("registration", token, {}, platform.config.registration_token_lifetime_s)
-    query = urlencode(
-        {"openid_configuration": platform.openid_config_url, "registration_token": token}
-    )
-    return register_url + ("&" if "?" in register_url else "?") + query
+    # like Moodle (moodle_url(...)->param()): the URL's own query stays, the two are added
+    parts = urlsplit(register_url)
+    query = [
+        (k, v)
+        for k, v in parse_qsl(parts.query, keep_blank_values=True)
+        if k not in ("openid_configuration", "registration_token")
+    ]
+    query += [("openid_configuration", platform.openid_config_url), ("registration_token", token)]
+    return urlunsplit(parts._replace(query=urlencode(query), fragment=""))
 
 
 def complete_registration(

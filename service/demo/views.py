@@ -25,6 +25,8 @@ JSON_ENDPOINTS = {
     "admin_tools",
     "admin_activate",
     "admin_links",
+    "admin_link_list",
+    "admin_registrations",
     "admin_knobs",
     "admin_scores",
     "admin_launch",
@@ -51,7 +53,10 @@ def register_views(bp: Blueprint, platform: DemoPlatform) -> None:
         )
 
     def body() -> object:
-        return request.get_json(force=True, silent=True)
+        try:
+            return request.get_json(force=True, silent=True)
+        except RecursionError:  # a JSON nested deeper than Python recurses: not a request
+            return None
 
     @bp.get("/.well-known/openid-configuration")
     def openid_configuration() -> Response:
@@ -156,6 +161,17 @@ def register_views(bp: Blueprint, platform: DemoPlatform) -> None:
     @bp.post("/admin/tools/<client_id>/activate")
     def admin_activate(client_id: str) -> Response:
         return jsonify(asdict(platform.activate(client_id)))
+
+    @bp.post("/admin/registrations")
+    def admin_registrations() -> tuple[Response, int]:
+        fields = body()
+        if not isinstance(fields, dict) or not isinstance(fields.get("register_url"), str):
+            raise DemoError(400, 'send the tool\'s registration URL as {"register_url": ...}')
+        return jsonify({"url": platform.start_registration(fields["register_url"])}), 201
+
+    @bp.get("/admin/links")
+    def admin_link_list() -> Response:
+        return jsonify([asdict(link) for link in platform.links()])
 
     @bp.post("/admin/links")
     def admin_links() -> tuple[Response, int]:

@@ -59,6 +59,11 @@ def platforms() -> None:
     is_flag=True,
     help="Accept deployments not listed here when launches bring them.",
 )
+@click.option(
+    "--replace",
+    is_flag=True,
+    help="Change the URLs of a platform registered already with this issuer and client id.",
+)
 def platforms_add(
     issuer: str,
     client_id: str,
@@ -68,6 +73,7 @@ def platforms_add(
     key_set_url: str,
     name: str,
     auto_add_deployments: bool,
+    replace: bool,
 ) -> None:
     """Register a platform (or add deployments to one already registered)."""
     from service.lti import registration
@@ -84,6 +90,7 @@ def platforms_add(
                 key_set_url=key_set_url,
                 name=name,
                 auto_add_deployments=auto_add_deployments,
+                replace=replace,
             )
         except ValueError as exc:
             click.echo(f"codeblanks: {exc}", err=True)
@@ -92,6 +99,47 @@ def platforms_add(
         f"registered platform {found.id}: {found.name} ({found.issuer}), client id "
         f"{found.client_id}, deployments {', '.join(found.deployment_ids)}"
     )
+
+
+@platforms.command("register-url")
+@click.option("--name", default="", help="A name for the platform it registers.")
+@click.option(
+    "--valid-hours",
+    type=click.IntRange(1, 720),
+    default=24,
+    show_default=True,
+    help="Hours until the URL expires (it works once).",
+)
+@click.option(
+    "--replace",
+    "replaces_id",
+    type=int,
+    help="The id of a registered platform whose URLs this registration may change.",
+)
+def platforms_register_url(name: str, valid_hours: int, replaces_id: int | None) -> None:
+    """Print a single-use URL for an LMS's dynamic registration (the tool URL to paste).
+
+    Moodle: Site administration > Plugins > Activity modules > External tool > Manage tools,
+    paste it as the tool URL, then "Add LTI Advantage".
+    """
+    from service.lti import registration
+    from service.store.models import utcnow
+
+    settings = Settings.from_env()
+    with _store() as store:
+        try:
+            url = registration.registration_url(
+                store,
+                settings.base_url,
+                name=name,
+                valid_hours=valid_hours,
+                replaces_id=replaces_id,
+                now=utcnow(),
+            )
+        except ValueError as exc:
+            click.echo(f"codeblanks: {exc}", err=True)
+            sys.exit(2)
+    click.echo(url)
 
 
 @platforms.command("list")

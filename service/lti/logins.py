@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
 from service.lti.claims import LaunchProblem
@@ -25,6 +25,17 @@ from service.lti.launch import Login
 from service.store.database import Store, changed
 from service.store.models import Deployment, LtiLogin, Platform, UsedNonce, utcnow
 
+# the parameters of an OIDC login initiation (LTI 1.3, 4.1) and how long each may be; a
+# login keeps them to start again in a new window, and nothing else of the request
+LOGIN_PARAMS = {
+    "iss": 2048,
+    "login_hint": 2048,
+    "target_link_uri": 2048,
+    "lti_message_hint": 4096,  # Canvas sends a signed JWT here
+    "client_id": 255,
+    "lti_deployment_id": 255,
+    "lti_storage_target": 255,
+}
 LOGIN_LIFETIME = timedelta(minutes=10)
 NONCE_LIFETIME = timedelta(hours=2)  # longer than any id_token's life plus leeway
 
@@ -36,6 +47,23 @@ class Started:
     state: str
     nonce: str
     browser_token: str
+
+
+def login_params(values: Mapping[str, str]) -> dict[str, str]:
+    """Return the login request's known parameters; LaunchProblem if one is too long."""
+    params: dict[str, str] = {}
+    for name, limit in LOGIN_PARAMS.items():
+        value = values.get(name)
+        if not isinstance(value, str) or not value:
+            continue
+        if len(value) > limit:
+            raise LaunchProblem(
+                "Oversized login parameter",
+                f"{name} is {len(value)} characters long; at most {limit} are allowed",
+                "the LMS's tool URL and its login request",
+            )
+        params[name] = value
+    return params
 
 
 def find_platform(store: Store, issuer: str, client_id: str | None) -> Platform:
@@ -155,15 +183,6 @@ def deployment_known(store: Store, platform_id: int, deployment_id: str) -> bool
     except IntegrityError:
         pass  # a concurrent launch added it first
     return True
-
-
-def purge(store: Store) -> int:
-    """Delete expired logins and nonces; return how many rows went."""
-    now = utcnow()
-    with store.session() as session:
-        gone = changed(session, delete(LtiLogin).where(LtiLogin.expires_at < now))
-        gone += changed(session, delete(UsedNonce).where(UsedNonce.expires_at < now))
-    return gone
 
 
 def _hash(token: str) -> str:

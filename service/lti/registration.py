@@ -4,17 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 import requests
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from service.lti.claims import LaunchProblem
 from service.lti.services import AGS_SCOPES, SCOPE_NRPS
+from service.outbound import check_url
+from service.store import registration_tokens
 from service.store.database import Store
 from service.store.models import Deployment, Platform
+from service.store.registration_tokens import Grant
 
 if TYPE_CHECKING:
     from service.lti.tool import LtiContext
@@ -23,7 +26,7 @@ TOOL_NAME = "CodeBlanks"
 TOOL_CONFIG = "https://purl.imsglobal.org/spec/lti-tool-configuration"
 PLATFORM_CONFIG = "https://purl.imsglobal.org/spec/lti-platform-configuration"
 SCOPES = (*AGS_SCOPES, SCOPE_NRPS)
-LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
+MAX_VALID_HOURS = 720
 
 
 @dataclass(frozen=True)
@@ -41,15 +44,6 @@ class Registered:
     auto_add_deployments: bool
 
 
-def check_url(url: str, what: str) -> None:
-    """Require https, except for loopback hosts (local LMSs and tests)."""
-    parts = urlsplit(url)
-    if parts.scheme == "https" or (parts.scheme == "http" and parts.hostname in LOOPBACK):
-        if parts.netloc:
-            return
-    raise ValueError(f"{what} must be an https URL (http only for loopback): {url!r}")
-
-
 def add_platform(
     store: Store,
     *,
@@ -61,8 +55,15 @@ def add_platform(
     key_set_url: str,
     name: str = "",
     auto_add_deployments: bool = False,
+    replace: bool = False,
+    only: int | None = None,
 ) -> Registered:
-    """Register a platform (or add deployments to an existing one); raise ValueError if bad."""
+    """Register a platform, or add deployments to one; raise ValueError if bad.
+
+    A registration that exists already keeps its URLs and settings unless `replace` says
+    they may change: the key set URL decides whose launches are believed, so it is never
+    overwritten silently. `only`, when given, is the one platform this call may touch.
+    """
     for url, what in (
         (issuer, "issuer"),
         (auth_login_url, "auth login URL"),
@@ -73,29 +74,74 @@ def add_platform(
     for value, what in [(client_id, "client id"), *((d, "deployment id") for d in deployment_ids)]:
         if not value or len(value) > 255:
             raise ValueError(f"the {what} must be 1 to 255 characters")
+    if len(name) > 255:
+        raise ValueError("the name must be at most 255 characters")
+    wanted = (auth_login_url, auth_token_url, key_set_url, auto_add_deployments)
     with store.session() as session:
         platform = session.scalar(
             select(Platform).where(Platform.issuer == issuer, Platform.client_id == client_id)
         )
+        if platform is None and only is not None:
+            raise ValueError(
+                f"this registration was to replace platform {only}, but the LMS registered "
+                f"a new client id {client_id!r}; nothing was changed"
+            )
         if platform is None:
             platform = Platform(issuer=issuer, client_id=client_id)
+            platform.name = name or urlsplit(issuer).hostname or issuer
             session.add(platform)
-        platform.name = name or platform.name or urlsplit(issuer).hostname or issuer
-        platform.auth_login_url = auth_login_url
-        platform.auth_token_url = auth_token_url
-        platform.key_set_url = key_set_url
-        platform.auto_add_deployments = auto_add_deployments
+            replace = True
+        elif only is not None and platform.id != only:
+            raise ValueError(f"this registration may change platform {only} only")
+        current = (
+            platform.auth_login_url,
+            platform.auth_token_url,
+            platform.key_set_url,
+            platform.auto_add_deployments,
+        )
+        if current != wanted and not replace:
+            raise ValueError(
+                f"platform {platform.id} ({platform.name}) is registered already with issuer "
+                f"{issuer!r} and client id {client_id!r}, with other URLs or settings; they "
+                "are kept. To change them, ask for it: `codeblanks platforms add --replace`, "
+                "the admin page's replace box, or a registration URL made with "
+                f"`codeblanks platforms register-url --replace {platform.id}`"
+            )
+        if replace:
+            (
+                platform.auth_login_url,
+                platform.auth_token_url,
+                platform.key_set_url,
+                platform.auto_add_deployments,
+            ) = wanted
+            platform.name = name or platform.name
         session.flush()
         known = set(
             session.scalars(
                 select(Deployment.deployment_id).where(Deployment.platform_id == platform.id)
             )
         )
-        for deployment_id in deployment_ids:
+        for deployment_id in dict.fromkeys(deployment_ids):
             if deployment_id not in known:
                 session.add(Deployment(platform_id=platform.id, deployment_id=deployment_id))
         platform_id = platform.id
     return next(p for p in list_platforms(store) if p.id == platform_id)
+
+
+def registration_url(
+    store: Store,
+    base_url: str,
+    *,
+    name: str = "",
+    valid_hours: int = 24,
+    replaces_id: int | None = None,
+    now: datetime,
+) -> str:
+    """Make a single-use registration token; return the tool URL an LMS admin pastes."""
+    if not 1 <= valid_hours <= MAX_VALID_HOURS:
+        raise ValueError(f"a registration URL is valid for 1 to {MAX_VALID_HOURS} hours")
+    token = registration_tokens.issue(store, now, timedelta(hours=valid_hours), name, replaces_id)
+    return f"{base_url.rstrip('/')}/lti/register?{urlencode({'token': token})}"
 
 
 def list_platforms(store: Store) -> list[Registered]:
@@ -159,52 +205,123 @@ def tool_configuration(ctx: LtiContext) -> dict[str, Any]:
     }
 
 
-def register(ctx: LtiContext, config_url: str, token: str | None) -> Registered:
-    """Run dynamic registration with the platform whose configuration is at `config_url`."""
-    try:
-        check_url(config_url, "openid_configuration")
-    except ValueError as exc:
-        raise LaunchProblem("Bad registration request", str(exc)) from exc
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    config = _json(lambda: ctx.http.get(config_url, headers=headers), "its configuration")
-    issuer = str(config.get("issuer", ""))
-    if urlsplit(issuer).netloc != urlsplit(config_url).netloc or not issuer:
-        raise LaunchProblem(
-            "Issuer mismatch",
-            f"the configuration at {config_url} names issuer {issuer!r} from another host",
-            "the registration URL given to the LMS",
-            status=400,
+@dataclass(frozen=True)
+class RegistrationProblem(Exception):
+    """Why a dynamic registration was refused, in the words of registration (not launches)."""
+
+    title: str
+    detail: str
+    check: str = (
+        "get a fresh registration URL from this tool's administrator (`codeblanks platforms "
+        "register-url`, or the admin page /admin/platforms) and paste it into the LMS again"
+    )
+    status: int = 400
+
+    def __str__(self) -> str:
+        return f"{self.title}: {self.detail}"
+
+
+def register(
+    ctx: LtiContext, config_url: str, platform_token: str | None, grant: Grant
+) -> Registered:
+    """Run dynamic registration with the platform whose configuration is at `config_url`.
+
+    `grant` is the admin's claimed registration token. Nothing from the platform's answers
+    is shown back (they may come from anywhere the URL points); URLs are checked before use
+    and every request goes through the tool's outbound client.
+    """
+    if not config_url:
+        raise RegistrationProblem(
+            "Not started by an LMS",
+            "the request carries no openid_configuration: paste this URL into the LMS's "
+            'dynamic registration (Moodle: "Tool URL" then "Add LTI Advantage")',
+            "paste the registration URL into the LMS instead of opening it yourself",
         )
+    _checked(config_url, "openid_configuration")
+    if platform_token is not None and len(platform_token) > 8192:
+        raise RegistrationProblem("Bad registration request", "the registration_token is too long")
+    headers = {"Authorization": f"Bearer {platform_token}"} if platform_token else {}
+    config = _json(lambda: ctx.http.get(config_url, headers=headers), "the LMS's configuration")
+    issuer = config.get("issuer")
+    if not isinstance(issuer, str) or urlsplit(issuer).netloc != urlsplit(config_url).netloc:
+        raise RegistrationProblem(
+            "Issuer mismatch",
+            f"the configuration at {config_url} names an issuer on another host",
+            "the LMS's site URL (its issuer must be on the host of its configuration URL)",
+        )
+    _checked(issuer, "the issuer")
     needed = ("registration_endpoint", "authorization_endpoint", "token_endpoint", "jwks_uri")
     missing = [key for key in needed if not isinstance(config.get(key), str)]
     if missing:
-        raise LaunchProblem("Incomplete configuration", f"it lacks {', '.join(missing)}")
+        raise RegistrationProblem(
+            "Incomplete configuration", f"the LMS's configuration lacks {', '.join(missing)}"
+        )
+    for key in needed:
+        _checked(config[key], key)
+    replaced = _replaced(ctx.store, grant, issuer)
     answer = _json(
         lambda: ctx.http.post(
             config["registration_endpoint"], json=tool_configuration(ctx), headers=headers
         ),
-        "the registration endpoint",
+        "the LMS's registration endpoint",
     )
     client_id = answer.get("client_id")
     deployment_id = (answer.get(TOOL_CONFIG) or {}).get("deployment_id")
-    if not isinstance(client_id, str):
-        raise LaunchProblem("Registration refused", f"the platform answered {answer!r}"[:500])
+    if not isinstance(client_id, str) or not 0 < len(client_id) <= 255:
+        raise RegistrationProblem(
+            "Registration refused", "the LMS's answer carries no usable client_id", status=502
+        )
+    if deployment_id is not None and (
+        not isinstance(deployment_id, str) or not 0 < len(deployment_id) <= 255
+    ):
+        raise RegistrationProblem(
+            "Registration refused", "the LMS's answer carries an unusable deployment_id", status=502
+        )
     product = (config.get(PLATFORM_CONFIG) or {}).get("product_family_code", "")
+    name = grant.name or str(product or urlsplit(issuer).hostname)
     try:
         return add_platform(
             ctx.store,
             issuer=issuer,
             client_id=client_id,
-            deployment_ids=[deployment_id] if isinstance(deployment_id, str) else [],
+            deployment_ids=[deployment_id] if deployment_id else [],
             auth_login_url=config["authorization_endpoint"],
             auth_token_url=config["token_endpoint"],
             key_set_url=config["jwks_uri"],
-            name=str(product or urlsplit(issuer).hostname),
+            name=name[:255],
             # without a deployment id in the answer, accept the first one launches bring
-            auto_add_deployments=not isinstance(deployment_id, str),
+            auto_add_deployments=not deployment_id,
+            replace=replaced is not None,
+            only=replaced,
         )
     except (ValueError, IntegrityError) as exc:
-        raise LaunchProblem("Registration not stored", str(exc)) from exc
+        raise RegistrationProblem("Registration not stored", str(exc), status=409) from exc
+
+
+def _replaced(store: Store, grant: Grant, issuer: str) -> int | None:
+    """Return the platform a token may replace, checking that it is this LMS's."""
+    if grant.replaces_id is None:
+        return None
+    with store.session() as session:
+        old = session.get(Platform, grant.replaces_id)
+        old_issuer = old.issuer if old is not None else None
+    if old_issuer != issuer:
+        raise RegistrationProblem(
+            "Another LMS",
+            f"this registration URL was made to replace platform {grant.replaces_id}, whose "
+            f"issuer is not {issuer!r}",
+            "that the URL is pasted into the LMS it was made for",
+            status=409,
+        )
+    return grant.replaces_id
+
+
+def _checked(url: object, what: str) -> str:
+    try:
+        check_url(str(url), what)
+    except ValueError as exc:
+        raise RegistrationProblem("Refused URL", str(exc)) from exc
+    return str(url)
 
 
 def canvas_config(ctx: LtiContext) -> dict[str, Any]:
@@ -243,14 +360,38 @@ def canvas_config(ctx: LtiContext) -> dict[str, Any]:
 
 
 def _json(call: Callable[[], requests.Response], what: str) -> dict[str, Any]:
+    """Return a JSON object from a platform's endpoint; its body is never shown back."""
     try:
         response = call()
-        response.raise_for_status()
-        data = response.json()
-    except (requests.RequestException, ValueError) as exc:
-        raise LaunchProblem(
-            "Registration failed", f"{what} did not answer JSON ({exc})", status=502
+    except requests.RequestException as exc:
+        raise RegistrationProblem(
+            "LMS unreachable",
+            f"{what} could not be fetched: {_reason(exc)}",
+            "that this server can reach the LMS (on-premises LMSs: CODEBLANKS_OUTBOUND_ALLOW, "
+            "see docs/operations.md)",
+            status=502,
         ) from exc
+    if not response.ok:
+        raise RegistrationProblem(
+            "LMS refused", f"{what} answered HTTP {response.status_code}", status=502
+        )
+    try:
+        data = response.json()
+    except ValueError:
+        data = None
     if not isinstance(data, dict):
-        raise LaunchProblem("Registration failed", f"{what} answered {type(data).__name__}")
+        raise RegistrationProblem(
+            "Not an LTI platform", f"{what} did not answer a JSON object", status=502
+        )
     return data
+
+
+def _reason(exc: requests.RequestException) -> str:
+    """Return why a request failed, in a few words, without anything the server sent."""
+    if isinstance(exc, requests.Timeout):
+        return "it did not answer in time"
+    if isinstance(exc, requests.TooManyRedirects):
+        return "it redirected too many times"
+    if isinstance(exc, requests.ConnectionError):
+        return "the connection failed"
+    return str(exc)[:300]  # our own outbound client's refusals name the host and the rule

@@ -1,7 +1,8 @@
 """The LTI endpoints: login, launch, key set, Canvas configuration, dynamic registration.
 
 A view parses the request, calls one function, and renders. Every refusal is a LaunchProblem
-rendered as a 4xx page saying what to check, and logged; nothing about the user is stored.
+(or a RegistrationProblem) that the app's error boundary (service.boundary) renders as a 4xx
+page saying what to check, and logs; nothing about the user is stored.
 """
 
 from __future__ import annotations
@@ -14,16 +15,25 @@ from flask import Blueprint, Response, current_app, redirect, render_template, r
 
 from service.lti import logins, registration, tool
 from service.lti.claims import LaunchProblem, check_target
+from service.lti.registration import RegistrationProblem
+from service.store import registration_tokens
+from service.store.models import utcnow
 
 bp = Blueprint("lti", __name__, url_prefix="/lti")
 log = logging.getLogger("codeblanks.lti")
 COOKIE_PREFIX = "cb_login_"
+MAX_LOGIN_BODY = 64 * 1024  # a login request is a few short parameters
 
 
 @bp.route("/login", methods=["GET", "POST"])
 def login() -> Response:
-    """Start an OIDC login for a platform's launch (Moodle POSTs it; Canvas GETs it)."""
-    params = {k: v for k, v in request.values.items() if isinstance(v, str)}
+    """Start an OIDC login for a platform's launch (Moodle POSTs it; Canvas GETs it).
+
+    Anybody may call this, and a login is stored until it expires: only the parameters of
+    the LTI login request are kept, each bounded, and a large body is refused unread.
+    """
+    request.max_content_length = MAX_LOGIN_BODY
+    params = logins.login_params(request.values)
     for required in ("iss", "login_hint", "target_link_uri"):
         if not params.get(required):
             raise LaunchProblem(
@@ -111,22 +121,32 @@ def canvas_config() -> Response:
 
 @bp.get("/register")
 def register() -> str:
-    """Answer a platform's dynamic registration: register, then close the registration frame."""
-    config_url = request.args.get("openid_configuration", "")
-    token = request.args.get("registration_token")
-    platform = registration.register(tool.context(), config_url, token)
-    return render_template("lti/registered.html", platform=platform)
+    """Answer a platform's dynamic registration, if the URL carries an admin's valid token.
 
-
-@bp.errorhandler(LaunchProblem)
-def refused(problem: LaunchProblem) -> tuple[str, int]:
-    """Render a refused launch: what went wrong and what the admin should check."""
-    log.warning(
-        "launch refused: %s",
-        problem,
-        extra={"title": problem.title, "check": problem.check, "path": request.path},
+    The token is checked before anything is fetched or stored: without one, a stranger
+    cannot make the tool call out or trust a platform.
+    """
+    context = tool.context()
+    try:
+        grant = registration_tokens.claim(context.store, request.args.get("token", ""), utcnow())
+    except registration_tokens.TokenRefused as exc:
+        raise RegistrationProblem("No valid registration token", str(exc), status=403) from None
+    try:
+        platform = registration.register(
+            context,
+            request.args.get("openid_configuration", ""),
+            request.args.get("registration_token"),
+            grant,
+        )
+    except BaseException:
+        registration_tokens.release(context.store, grant)
+        raise
+    registration_tokens.spend(context.store, grant, platform.id, utcnow())
+    log.info(
+        "platform registered",
+        extra={"platform_id": platform.id, "issuer": platform.issuer, "name": platform.name},
     )
-    return render_template("lti/error.html", problem=problem), problem.status
+    return render_template("lti/registered.html", platform=platform)
 
 
 def _set_login_cookie(response: Response, state: str, token: str) -> None:

@@ -82,6 +82,35 @@ class Platform(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
+class RegistrationToken(Base):
+    """An admin's single-use, expiring permission for one LTI Dynamic Registration.
+
+    Only the token's hash is kept. `claimed_at` marks a registration in progress (so that
+    one URL cannot register twice at once); `used_at` and `platform_id` what it registered.
+    """
+
+    __tablename__ = "registration_tokens"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    name: Mapped[str] = mapped_column(String(255), default="")
+    # a platform whose URLs and keys this registration may replace; None: new ones only
+    replaces_id: Mapped[int | None] = mapped_column(ForeignKey("platforms.id", ondelete="CASCADE"))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    expires_at: Mapped[datetime]
+    claimed_at: Mapped[datetime | None]
+    used_at: Mapped[datetime | None]
+    platform_id: Mapped[int | None] = mapped_column(ForeignKey("platforms.id", ondelete="SET NULL"))
+
+
+class LoginFailures(Base):
+    """Failed admin sign-ins counted per key (a client, or the account), in a time window."""
+
+    __tablename__ = "login_failures"
+    key: Mapped[str] = mapped_column(String(128), primary_key=True)
+    count: Mapped[int] = mapped_column(default=0)
+    window_start: Mapped[datetime]
+
+
 class Deployment(Base):
     """One deployment of the tool in a platform (a platform may have many)."""
 

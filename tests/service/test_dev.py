@@ -1,23 +1,35 @@
-"""The embedded demo: the demo LMS inside the tool, registered both ways, launch ready."""
+"""The embedded demo: the demo LMS inside the tool, registered by dynamic registration."""
 
+import threading
 from dataclasses import replace
 
 import requests
+from sqlalchemy import select
 
 from service import create_app
 from service.demo import platform_of, run_launch
 from service.demo.server import BackgroundServer
+from service.dev import register_demo
 from service.lti import registration
+from service.store.models import RegistrationToken
 
 
-def test_demo_lms_is_mounted_registered_and_launches(settings):
+def test_demo_lms_is_registered_with_a_token_and_launches(settings):
     server = BackgroundServer()
     demo_settings = replace(settings, demo=1, base_url=server.url)
     app = create_app({"TESTING": True, "SETTINGS": demo_settings})
     server.mount(app)
     server.start()
+    store, catalog = app.extensions["store"], app.extensions["catalog"]
     try:
         platform = platform_of(app)
+        assert platform.links() == [] and registration.list_platforms(store) == []
+        assert register_demo(demo_settings, store, catalog) is True
+        [registered] = registration.list_platforms(store)
+        assert registered.issuer == server.url + "/demo" and registered.name == "Demo LMS"
+        with store.session() as session:  # through the gate, like any LMS
+            token = session.scalar(select(RegistrationToken))
+            assert token.used_at is not None and token.platform_id == registered.id
         links = platform.links()
         assert [link.custom["lesson"] for link in links][:1] == ["expert/what-is-attention"]
         with requests.Session() as browser:
@@ -27,33 +39,39 @@ def test_demo_lms_is_mounted_registered_and_launches(settings):
             assert trace.launch.status_code == 302
             assert "/lessons/" in trace.launch.headers["Location"]
         again = create_app({"TESTING": True, "SETTINGS": demo_settings})  # a restart
+        assert register_demo(demo_settings, again.extensions["store"], catalog) is False
         assert len(platform_of(again).links()) == len(links)
-        assert len(registration.list_platforms(app.extensions["store"])) == 1
+        assert len(registration.list_platforms(store)) == 1
         again.extensions["store"].dispose()
     finally:
         server.stop()
-        app.extensions["store"].dispose()
+        store.dispose()
 
 
-def test_web_processes_starting_together_register_the_demo_once(settings):
-    import threading
-
-    demo_settings = replace(settings, demo=1, base_url="http://127.0.0.1:5999")
-    apps, errors = [], []
+def test_registrations_started_together_register_the_demo_once(settings):
+    server = BackgroundServer()
+    demo_settings = replace(settings, demo=1, base_url=server.url)
+    app = create_app({"TESTING": True, "SETTINGS": demo_settings})
+    server.mount(app)
+    server.start()
+    store, catalog = app.extensions["store"], app.extensions["catalog"]
+    results, errors = [], []
 
     def start():
         try:
-            apps.append(create_app({"TESTING": True, "SETTINGS": demo_settings}))
+            results.append(register_demo(demo_settings, store, catalog))
         except Exception as exc:  # noqa: BLE001
             errors.append(exc)
 
-    threads = [threading.Thread(target=start) for _ in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == []
-    assert len(registration.list_platforms(apps[0].extensions["store"])) == 1
-    assert len(platform_of(apps[0]).tools()) == 1
-    for app in apps:
-        app.extensions["store"].dispose()
+    try:
+        threads = [threading.Thread(target=start) for _ in range(3)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert errors == [] and sorted(results) == [False, False, True]
+        assert len(registration.list_platforms(store)) == 1
+        assert len(platform_of(app).tools()) == 1
+    finally:
+        server.stop()
+        store.dispose()

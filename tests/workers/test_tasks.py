@@ -99,6 +99,22 @@ def test_sweep_task_enqueues_what_is_stuck_on_its_queue(app, celery_app, store, 
     old = utcnow() - timedelta(seconds=settings.queued_deadline_s + 1)
     with store.session() as session:
         session.get(Submission, sid).enqueued_at = old
-    assert celery_app.tasks[SWEEP].apply().get() == {"submissions": 1, "syncs": 0}
+    assert celery_app.tasks[SWEEP].apply().get() == {"submissions": 1, "syncs": 0, "purged": 0}
     assert sent == [(GRADE_SUBMISSION, [sid], {"queue": "grade"})]
     assert sweep(store, settings).submissions == []  # taken: the next sweep leaves it
+
+
+def test_the_sweep_purges_expired_logins_and_nonces(app, celery_app, store, sent):
+    from service.store.models import LtiLogin, UsedNonce
+
+    placed = place(store)
+    past, future = utcnow() - timedelta(minutes=1), utcnow() + timedelta(minutes=5)
+    with store.session() as session:
+        for n, expires in enumerate([past, past, future]):
+            session.add(LtiLogin(state=f"s{n}", platform_id=placed.platform_id, nonce="n",
+                                 browser_hash="h", params={}, expires_at=expires))  # fmt: skip
+            session.add(UsedNonce(issuer="https://lms.example", nonce=f"n{n}", expires_at=expires))
+    assert celery_app.tasks[SWEEP].apply().get()["purged"] == 4
+    with store.session() as session:
+        assert [login.state for login in session.scalars(select(LtiLogin))] == ["s2"]
+        assert [nonce.nonce for nonce in session.scalars(select(UsedNonce))] == ["n2"]

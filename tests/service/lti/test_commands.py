@@ -77,3 +77,21 @@ def test_keys_rotate_keeps_the_old_key_published(codeblanks):
     rotated = codeblanks("keys", "rotate")
     assert rotated.returncode == 0
     assert codeblanks("keys", "list").stdout.split()[1:] == first
+
+
+def test_add_again_with_other_urls_needs_replace(codeblanks):
+    assert codeblanks(*ADD).returncode == 0
+    other = [*ADD[:-4], "--key-set-url", "https://elsewhere.example/jwks", "--name", "Moodle"]
+    refused = codeblanks(*other)
+    assert refused.returncode == 2 and "--replace" in refused.stderr
+    replaced = codeblanks(*other, "--replace")
+    assert replaced.returncode == 0, replaced.stderr
+
+
+def test_register_url_prints_one_single_use_url(codeblanks):
+    made = codeblanks("platforms", "register-url", "--name", "Our Moodle", "--valid-hours", "3")
+    assert made.returncode == 0, made.stderr
+    [url] = made.stdout.split()
+    assert url.startswith("http://127.0.0.1:5000/lti/register?token=")
+    assert codeblanks("platforms", "register-url", "--valid-hours", "721").returncode == 2
+    assert codeblanks("platforms", "register-url", "--replace", "99").returncode == 2

@@ -1,5 +1,6 @@
 """Full LTI flows over real HTTP between the tool and the independent demo platform."""
 
+import html
 import re
 from urllib.parse import parse_qsl, urljoin, urlsplit
 
@@ -10,10 +11,16 @@ from service.demo.browser import parse_form, run_launch
 from service.lti import registration
 from service.lti.ags import AgsPoster
 from service.lti.roster import sync_roster
-from service.store.models import Course, Membership, Placement, Platform, User
+from service.store.models import Course, Membership, Placement, Platform, User, utcnow
 from workers.syncing import Synced, sync_grade
 
 SEED = "expert/what-is-attention"
+
+
+def picker_form(page):
+    """Return a picker page's form action and its CSRF token."""
+    action = re.search(r'action="([^"]+)"', page).group(1).replace("&amp;", "&")
+    return action, html.unescape(re.search(r'name="csrf" value="([^"]+)"', page).group(1))
 
 
 def follow(browser, response):
@@ -67,9 +74,9 @@ def test_teachers_first_click_picks_the_lesson_and_students_wait(lms, browser):
         assert session.scalar(select(Placement)) is None
     teacher = run_launch(browser, lms.platform.launch("ada", link.id))
     assert teacher.launch.status_code == 200 and "Choose the lesson" in teacher.launch.text
-    action = re.search(r'action="([^"]+)"', teacher.launch.text).group(1).replace("&amp;", "&")
+    action, token = picker_form(teacher.launch.text)
     chosen = browser.post(
-        urljoin(lms.tool_url, action), data={"lesson": SEED}, allow_redirects=False
+        urljoin(lms.tool_url, action), data={"lesson": SEED, "csrf": token}, allow_redirects=False
     )
     assert "/teach/placements/" in chosen.headers["Location"]
     with lms.store.session() as session:
@@ -78,14 +85,43 @@ def test_teachers_first_click_picks_the_lesson_and_students_wait(lms, browser):
     assert "/lessons/" in again.launch.headers["Location"]
 
 
+def test_the_pickers_refuse_a_post_without_the_pages_token(lms, browser):
+    link = lms.link(lesson=None)
+    teacher = run_launch(browser, lms.platform.launch("ada", link.id))
+    action, token = picker_form(teacher.launch.text)
+    bare = urljoin(lms.tool_url, urlsplit(action).path + f"?link={link.id}")
+    # another site's form: the teacher's cookie comes along, the page's token does not
+    for url, data in [(bare, {"lesson": SEED}), (urljoin(lms.tool_url, action), {"lesson": SEED})]:
+        forged = browser.post(url, data=data, allow_redirects=False)
+        assert forged.status_code == 400 and "security token" in forged.text
+    with lms.store.session() as session:
+        assert session.scalar(select(Placement)) is None
+    deep = run_launch(browser, lms.platform.deep_link("ada", lms.client_id))
+    deep_action, _ = picker_form(deep.launch.text)
+    forged = browser.post(urljoin(lms.tool_url, urlsplit(deep_action).path), data={"lesson": SEED})
+    assert forged.status_code == 400 and "JWT" not in forged.text
+
+
+def test_picker_refusals_are_pages_not_errors(lms, browser):
+    link = lms.link(lesson=None)
+    teacher = run_launch(browser, lms.platform.launch("ada", link.id))
+    action, token = picker_form(teacher.launch.text)
+    unknown = browser.post(urljoin(lms.tool_url, action), data={"lesson": "no/such", "csrf": token})
+    assert unknown.status_code == 400 and "Unknown lesson" in unknown.text
+    deep = run_launch(browser, lms.platform.deep_link("ada", lms.client_id))
+    deep_action, deep_token = picker_form(deep.launch.text)
+    nothing = browser.post(urljoin(lms.tool_url, deep_action), data={"csrf": deep_token})
+    assert nothing.status_code == 400 and "Nothing picked" in nothing.text
+
+
 def test_deep_linking_round_trip_places_lessons_with_line_items(lms, browser):
     before = {link.id for link in lms.platform.links()}
     trace = run_launch(browser, lms.platform.deep_link("ada", lms.client_id))
     assert trace.launch.status_code == 200 and "Add lessons to your course" in trace.launch.text
-    action = re.search(r'action="([^"]+)"', trace.launch.text).group(1).replace("&amp;", "&")
+    action, token = picker_form(trace.launch.text)
     picked = browser.post(
         urljoin(lms.tool_url, action),
-        data={"lesson": [SEED, "expert/causal-masking"]},
+        data={"lesson": [SEED, "expert/causal-masking"], "csrf": token},
         allow_redirects=False,
     )
     assert picked.status_code == 200
@@ -212,7 +248,8 @@ def test_roster_lists_students_who_never_launched(lms, browser):
 
 
 def test_dynamic_registration_end_to_end(lms, browser):
-    url = lms.platform.start_registration(lms.tool_url + "/lti/register")
+    register_url = registration.registration_url(lms.store, lms.tool_url, now=utcnow())
+    url = lms.platform.start_registration(register_url)
     page = browser.get(url, timeout=10)
     assert page.status_code == 200, page.text[:500]
     assert "org.imsglobal.lti.close" in page.text
@@ -280,3 +317,13 @@ def _debug_last_error(lms):
 
     with lms.store.session() as session:
         return [s.last_error for s in session.scalars(select(GradeSync))]
+
+
+def test_a_launched_page_may_be_framed_by_its_lms_and_nobody_else(lms, browser):
+    trace = run_launch(browser, lms.platform.launch("ada", lms.link().id))
+    page = follow(browser, trace.launch)
+    assert "/teach/placements/" in page.url and page.status_code == 200
+    csp = page.headers["Content-Security-Policy"]
+    ancestors = re.search(r"frame-ancestors ([^;]+)", csp).group(1).split()
+    demo = urlsplit(lms.platform.issuer)
+    assert ancestors == ["'self'", f"{demo.scheme}://{demo.netloc}"]

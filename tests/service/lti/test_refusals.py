@@ -293,3 +293,27 @@ def test_bad_logins_are_refused(lms, browser, caplog, params, title):
     )
     assert response.status_code == 400 and title in response.text
     assert lms.counts() == (0, 0, 0, 0)
+
+
+def test_a_flood_of_junk_logins_stores_only_bounded_known_parameters(lms, browser):
+    from sqlalchemy import select
+
+    from service.store.models import LtiLogin
+
+    initiation = lms.platform.launch("ali", lms.link().id)
+    url = lms.tool_url + "/lti/login"
+    for n in range(20):  # a megabyte of junk each: refused unread
+        junk = browser.post(url, data={**initiation.params, "junk": "x" * 1024 * 1024})
+        assert junk.status_code == 413, n
+    under_the_cap = browser.post(url, data={**initiation.params, "junk": "y" * 60_000},
+                                 allow_redirects=False)  # fmt: skip
+    assert under_the_cap.status_code == 302
+    oversized = browser.post(url, data={**initiation.params, "login_hint": "z" * 3000},
+                             allow_redirects=False)  # fmt: skip
+    assert oversized.status_code == 400 and "Oversized login parameter" in oversized.text
+    with lms.store.session() as session:
+        stored = [login.params for login in session.scalars(select(LtiLogin))]
+    assert len(stored) == 1
+    assert set(stored[0]) <= {"iss", "login_hint", "target_link_uri", "lti_message_hint",
+                              "client_id", "lti_deployment_id", "lti_storage_target"}  # fmt: skip
+    assert len(str(stored[0])) < 10_000

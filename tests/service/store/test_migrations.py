@@ -25,6 +25,8 @@ TABLES = {
     "drafts",
     "regrades",
     "regrade_scores",
+    "registration_tokens",
+    "login_failures",
     "alembic_version",
 }
 
