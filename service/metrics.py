@@ -1,14 +1,18 @@
 """`/metrics` in Prometheus's text format, computed from the database and Redis.
 
 The database is the truth for every counter here, so the figures are the same whichever web
-process answers, and they survive restarts; queue depth comes from Redis.
+process answers, and they survive restarts; queue depth comes from Redis. The figures say how
+busy the tool is and which grades fail to reach LMSs: they are for the operator's scraper
+only, which sends `Authorization: Bearer $CODEBLANKS_METRICS_TOKEN`; without a token set,
+/metrics is off.
 """
 
 from __future__ import annotations
 
+import hmac
 from collections.abc import Iterable
 
-from flask import Blueprint, Response, current_app
+from flask import Blueprint, Response, abort, current_app, request
 from redis import Redis
 from redis.exceptions import RedisError
 from sqlalchemy import func, select
@@ -20,6 +24,25 @@ from service.store.models import GradeSync, Submission
 
 bp = Blueprint("metrics", __name__)
 LATENCY_BUCKETS_S = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+
+
+@bp.before_request
+def require_token() -> Response | None:
+    """Answer 404 while no metrics token is set, 401 to a caller without it."""
+    wanted = current_app.config["SETTINGS"].metrics_token
+    if not wanted:
+        abort(404, "/metrics is off: set CODEBLANKS_METRICS_TOKEN to turn it on.")
+    scheme, _, given = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not hmac.compare_digest(
+        given.strip().encode(), wanted.encode()
+    ):
+        return Response(
+            "The metrics token is needed.\n",
+            401,
+            {"WWW-Authenticate": 'Bearer realm="codeblanks metrics"'},
+            mimetype="text/plain",
+        )
+    return None
 
 
 @bp.get("/metrics")

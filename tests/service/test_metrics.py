@@ -1,8 +1,19 @@
 import re
+from dataclasses import replace
+
+import pytest
 
 from service.store import submissions
 from service.store.models import utcnow
 from tests.factories import place
+
+TOKEN = "s3cret-metrics-token"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+@pytest.fixture
+def settings(settings):
+    return replace(settings, metrics_token=TOKEN)
 
 
 def parse(text):
@@ -24,7 +35,7 @@ def test_metrics_count_from_the_database(app, client):
     submissions.create(store, placed.placement_id, placed.user_id, "y", late=False)
     claim = submissions.claim(store, first, 30, utcnow())
     submissions.fail(store, claim, "boom", utcnow())
-    response = client.get("/metrics")
+    response = client.get("/metrics", headers=AUTH)
     assert response.status_code == 200
     assert response.mimetype == "text/plain"
     samples = parse(response.text)
@@ -39,9 +50,27 @@ def test_metrics_count_from_the_database(app, client):
 
 
 def test_metrics_with_redis_report_queue_depths(app, client, redis_server):
-    from dataclasses import replace
-
     app.config["SETTINGS"] = replace(app.config["SETTINGS"], redis_url=redis_server.url)
-    samples = parse(client.get("/metrics").text)
+    samples = parse(client.get("/metrics", headers=AUTH).text)
     assert samples["codeblanks_redis_up"] == 1
     assert samples['codeblanks_queue_depth{queue="grade"}'] == 0
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [{}, {"Authorization": "Bearer wrong"}, {"Authorization": f"Basic {TOKEN}"},
+     {"Authorization": "Bearer " + TOKEN[:-1]}, {"Authorization": "Bearer ş" + TOKEN}],
+)  # fmt: skip
+def test_metrics_refuse_a_caller_without_the_token(app, client, headers):
+    place(app.extensions["store"])
+    response = client.get("/metrics", headers=headers)
+    assert response.status_code == 401
+    assert "codeblanks_" not in response.text
+    assert response.headers["WWW-Authenticate"].startswith("Bearer")
+
+
+def test_metrics_are_off_without_a_token(app, client):
+    app.config["SETTINGS"] = replace(app.config["SETTINGS"], metrics_token="")
+    response = client.get("/metrics", headers=AUTH)
+    assert response.status_code == 404
+    assert "CODEBLANKS_METRICS_TOKEN" in response.text and "codeblanks_" not in response.text
