@@ -13,7 +13,11 @@ def index() -> str:
     settings = current_app.config["SETTINGS"]
     base = settings.base_url.rstrip("/")
     urls = [
-        ("Dynamic registration (Moodle: paste as the tool URL)", f"{base}/lti/register"),
+        (
+            "Dynamic registration: a single-use URL from `codeblanks platforms register-url` "
+            "or the admin page (Moodle: paste it as the tool URL)",
+            f"{base}/lti/register?token=...",
+        ),
         ("Canvas developer key (Enter URL)", f"{base}/lti/config.json"),
         ("OIDC login initiation", f"{base}/lti/login"),
         ("Launch / redirect URI", f"{base}/lti/launch"),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -93,6 +94,9 @@ def run_dev(instance_dir: Path, port: int, say: Say, stop_after_s: float | None 
         "CODEBLANKS_REDIS_URL": f"redis://127.0.0.1:{redis_port}/0",
         "CODEBLANKS_BASE_URL": base,
         "CODEBLANKS_DEMO": "1",
+        # /metrics answers only with a token: one for this run, printed below
+        "CODEBLANKS_METRICS_TOKEN": os.environ.get("CODEBLANKS_METRICS_TOKEN")
+        or secrets.token_urlsafe(16),
     }
     python = sys.executable
     programs = [
@@ -152,7 +156,7 @@ def run_dev(instance_dir: Path, port: int, say: Say, stop_after_s: float | None 
             if not ready:
                 say(f"codeblanks dev: {program.name} did not start; see {program.log}")
                 return 1
-        say(_banner(base, logs))
+        say(_banner(base, logs, env["CODEBLANKS_METRICS_TOKEN"]))
         started = time.monotonic()
         while not stopping:
             dead = [p for p in programs if not p.alive()]
@@ -189,13 +193,14 @@ def _wait_ready(program: Program, base: str, redis_port: int, stopping: list[int
     return False
 
 
-def _banner(base: str, logs: Path) -> str:
+def _banner(base: str, logs: Path, metrics_token: str) -> str:
     return "\n".join(
         [
             "",
             "codeblanks dev is running.",
             f"  Demo LMS:  {base}/demo/   launch a lesson as a student or as the teacher",
-            f"  Tool:      {base}/        health {base}/readyz, metrics {base}/metrics",
+            f"  Tool:      {base}/        health {base}/readyz",
+            f'  Metrics:   curl -H "Authorization: Bearer {metrics_token}" {base}/metrics',
             f"  LTI URLs:  {base}/lti/login  {base}/lti/launch  {base}/lti/jwks  "
             f"{base}/lti/register  {base}/lti/config.json",
             f"  Logs:      {logs}/",

@@ -27,6 +27,9 @@ TOOL_CONFIG = "https://purl.imsglobal.org/spec/lti-tool-configuration"
 PLATFORM_CONFIG = "https://purl.imsglobal.org/spec/lti-platform-configuration"
 SCOPES = (*AGS_SCOPES, SCOPE_NRPS)
 MAX_VALID_HOURS = 720
+CANVAS_ISSUERS = frozenset(
+    f"https://canvas.{stage}instructure.com" for stage in ("", "beta.", "test.")
+)
 
 
 @dataclass(frozen=True)
@@ -243,7 +246,7 @@ def register(
     headers = {"Authorization": f"Bearer {platform_token}"} if platform_token else {}
     config = _json(lambda: ctx.http.get(config_url, headers=headers), "the LMS's configuration")
     issuer = config.get("issuer")
-    if not isinstance(issuer, str) or urlsplit(issuer).netloc != urlsplit(config_url).netloc:
+    if not isinstance(issuer, str) or not _issuer_fits(issuer, config_url):
         raise RegistrationProblem(
             "Issuer mismatch",
             f"the configuration at {config_url} names an issuer on another host",
@@ -296,6 +299,16 @@ def register(
         )
     except (ValueError, IntegrityError) as exc:
         raise RegistrationProblem("Registration not stored", str(exc), status=409) from exc
+
+
+def _issuer_fits(issuer: str, config_url: str) -> bool:
+    """Return whether an LMS's configuration may name this issuer.
+
+    An issuer must be on the host of the configuration URL, except Canvas's shared issuers:
+    every Canvas school serves its configuration from its own domain and names the one
+    issuer of all Canvas customers (told apart by client id).
+    """
+    return issuer in CANVAS_ISSUERS or urlsplit(issuer).netloc == urlsplit(config_url).netloc
 
 
 def _replaced(store: Store, grant: Grant, issuer: str) -> int | None:

@@ -24,6 +24,7 @@ class FakePlatform:
         self.hits: list[str] = []
         self.server = BackgroundServer()
         self.url = self.server.url
+        self.issuer = self.url
         self.client_id = "fake-client"
         self.jwks_uri = self.url + "/jwks"
         self.registration_endpoint = self.url + "/register"
@@ -34,7 +35,7 @@ class FakePlatform:
         def configuration():
             self.hits.append("configuration")
             return jsonify(
-                issuer=self.url,
+                issuer=self.issuer,
                 authorization_endpoint=self.url + "/auth",
                 token_endpoint=self.url + "/token",
                 jwks_uri=self.jwks_uri,
@@ -268,3 +269,20 @@ def test_concurrent_registrations_with_one_url_store_one_platform(setup):
         thread.join()
     assert sorted(codes).count(200) == 1
     assert len([p for p in registration.list_platforms(lms.store) if p.issuer == fake.url]) == 1
+
+
+def test_a_canvas_school_names_the_shared_issuer_from_its_own_domain(setup):
+    lms, fake, _ = setup
+    fake.issuer = "https://canvas.instructure.com"
+    assert register(lms, fake, url=token_url(lms)).status_code == 200
+    [canvas] = [p for p in registration.list_platforms(lms.store) if p.issuer == fake.issuer]
+    assert canvas.client_id == "fake-client" and canvas.key_set_url == fake.jwks_uri
+
+
+@pytest.mark.parametrize("issuer", ["https://lms.elsewhere.example", "https://canvas.evil.example"])
+def test_an_issuer_on_another_host_is_refused(setup, issuer):
+    lms, fake, _ = setup
+    fake.issuer = issuer
+    page = register(lms, fake, url=token_url(lms))
+    assert page.status_code == 400 and "Issuer mismatch" in page.text
+    assert "register" not in fake.hits
