@@ -22,10 +22,6 @@ import contextvars
 import enum
 import socket
 import sys
-import threading
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin, urlsplit
@@ -36,6 +32,7 @@ from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConnectionError
 
 from service.outbound.addresses import Allowed, address, kind, loopback
+from service.outbound.deadline import Deadline
 from service.settings import Settings
 
 MAX_BYTES = 4 << 20  # key sets and registration answers are small; a big course's NRPS roster
@@ -85,69 +82,26 @@ class _Refusal(Exception):  # noqa: N818
         self.reason = reason
 
 
+@dataclass(frozen=True)
 class _Call:
-    """One request in progress: its policy, its deadline and the sockets it opened."""
+    """One request in progress (its redirects included): its policy and its deadline."""
 
-    def __init__(self, policy: Policy) -> None:
-        self.policy = policy
-        self.ends_at = time.monotonic() + policy.deadline_s
-        self.late = False
-        self._done = False
-        self._sockets: list[socket.socket] = []
-        self._lock = threading.Lock()
-        self._timer = threading.Timer(policy.deadline_s, self._expire)
-        self._timer.daemon = True
+    policy: Policy
+    deadline: Deadline
 
-    def remaining(self, host: str) -> float:
-        """Return the seconds left, or raise once the deadline has passed."""
-        left = self.ends_at - time.monotonic()
-        if left <= 0 or self.late:
-            raise _Refusal(Reason.LATE, self.late_message(host))
+    def left(self, host: str) -> float:
+        """Return the seconds left, or refuse to go on once the deadline has passed."""
+        left = self.deadline.left()
+        if left <= 0:
+            raise _Refusal(Reason.LATE, self.late(host))
         return left
 
-    def late_message(self, host: str) -> str:
+    def late(self, host: str) -> str:
         """Say which request ran out of time."""
         return (
             f"the request to {host} took longer than {self.policy.deadline_s:g} s "
             "(CODEBLANKS_OUTBOUND_DEADLINE_S)"
         )
-
-    def watch(self, sock: socket.socket) -> None:
-        """Keep a duplicate of a new socket, to shut it down at the deadline.
-
-        A duplicate, because TLS takes the original's descriptor over; shutting a duplicate
-        down ends the connection under both, and it is ours to close (no descriptor reuse).
-        """
-        twin = sock.dup()
-        with self._lock:
-            if not self._done:
-                self._sockets.append(twin)
-                return
-        twin.close()
-
-    def start(self) -> None:
-        """Start the watchdog."""
-        self._timer.start()
-
-    def end(self) -> None:
-        """Stop the watchdog and close the duplicates."""
-        self._timer.cancel()
-        with self._lock:
-            self._done = True
-            twins, self._sockets = self._sockets, []
-        for twin in twins:
-            twin.close()
-
-    def _expire(self) -> None:
-        with self._lock:
-            if self._done:
-                return
-            self.late = True
-            for twin in self._sockets:
-                try:
-                    twin.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass  # not connected yet, or already closed by its peer
 
 
 # urllib3 makes connections itself, so the request in progress reaches them through the
@@ -186,10 +140,10 @@ class _Guarded:
         for family, kind_, proto, _, sockaddr in targets:
             sock = socket.socket(family, kind_, proto)
             try:
-                call.watch(sock)
+                call.deadline.watch(sock)
                 for option in self.socket_options or ():
                     sock.setsockopt(*option)
-                left = call.remaining(self.host)
+                left = call.left(self.host)
                 sock.settimeout(min(self.timeout, left) if self.timeout else left)
                 sys.audit("http.client.connect", self, self.host, self.port)
                 sock.connect(sockaddr)
@@ -256,7 +210,7 @@ class _Adapter(requests.adapters.HTTPAdapter):
         if call is None:
             raise OutboundError(f"refused: {host}: not through the outbound client")
         try:
-            left = call.remaining(host)
+            left = call.left(host)
             response = super().send(request, True, _within(timeout, left), verify, cert, None)
             _read(response, host, call.policy.max_bytes)
         except _Refusal as exc:
@@ -305,17 +259,21 @@ class Client(requests.Session):
         if _CALL.get() is not None:  # a redirect of the request in progress
             return super().send(request, **kwargs)
         host = urlsplit(request.url or "").hostname or "?"
-        with self._call() as call:
+        with Deadline(self.policy.deadline_s) as deadline:
+            call = _Call(self.policy, deadline)
+            token = _CALL.set(call)
             try:
                 response = super().send(request, **kwargs)
             except OutboundError:
                 raise
             except OSError:  # requests' errors, and a socket's own when the watchdog ended it
-                if call.late:  # say so, not "connection reset"
-                    raise OutboundError(call.late_message(host), reason=Reason.LATE) from None
+                if deadline.passed:  # say so, not "connection reset"
+                    raise OutboundError(call.late(host), reason=Reason.LATE) from None
                 raise
-            if call.late:  # an answer cut at the deadline can look complete
-                raise OutboundError(call.late_message(host), reason=Reason.LATE)
+            finally:
+                _CALL.reset(token)
+            if deadline.passed:  # an answer cut at the deadline can look complete
+                raise OutboundError(call.late(host), reason=Reason.LATE)
             return response
 
     def get_redirect_target(self, resp: requests.Response) -> str | None:
@@ -332,14 +290,3 @@ class Client(requests.Session):
                     "(https only, http only for loopback)",
                 )
         return target
-
-    @contextmanager
-    def _call(self) -> Iterator[_Call]:
-        call = _Call(self.policy)
-        token = _CALL.set(call)
-        call.start()
-        try:
-            yield call
-        finally:
-            call.end()
-            _CALL.reset(token)

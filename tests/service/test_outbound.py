@@ -221,17 +221,16 @@ def test_an_oversized_answer_is_cut_and_not_shown(server, path):
     assert SECRET not in str(error)
 
 
-@pytest.fixture
-def trickling():
-    """A server that answers its headers, then one byte every 2 s."""
+def trickle(head, every_s):
+    """A server that answers `head`, then one more byte every `every_s` seconds."""
     listener = socket.create_server(("127.0.0.1", 0))
     stop = threading.Event()
 
     def serve(conn):
         with conn:
             conn.recv(65536)
-            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n")
-            while not stop.wait(2):
+            conn.sendall(head)
+            while not stop.wait(every_s):
                 try:
                     conn.sendall(b"x")
                 except OSError:
@@ -251,6 +250,17 @@ def trickling():
     listener.close()
 
 
+@pytest.fixture
+def trickling():
+    yield from trickle(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n", every_s=2)
+
+
+@pytest.fixture
+def trickling_tls():
+    """A TLS server whose handshake record never ends: a byte a second of a 16 KiB record."""
+    yield from trickle(b"\x16\x03\x03\x40\x00", every_s=1)
+
+
 def test_a_trickling_server_is_cut_at_the_deadline(trickling):
     started = time.monotonic()
     # a per-read timeout of 5 s never fires against a byte every 2 s; the deadline does
@@ -258,6 +268,12 @@ def test_a_trickling_server_is_cut_at_the_deadline(trickling):
     elapsed = time.monotonic() - started
     assert error.reason is Reason.LATE and "took longer than 3 s" in str(error)
     assert 2.9 < elapsed < 4
+
+
+def test_a_trickled_tls_handshake_is_cut_at_the_deadline(trickling_tls):
+    started = time.monotonic()
+    error = refusal(lambda: client(trickling_tls, 2).get(f"https://{trickling_tls}/"))
+    assert error.reason is Reason.LATE and 1.9 < time.monotonic() - started < 3
 
 
 @pytest.fixture(scope="module")
