@@ -2,18 +2,21 @@
 
 pylti1p3's ServiceConnector asks for a new access token on every connector and sets no HTTP
 timeouts; here one TokenCache per process keeps each platform's tokens until shortly before
-they expire, and every request goes through a session whose adapter imposes a timeout.
+they expire, and every request goes through the outbound client (service/outbound: the address
+rule, a size cap and a total deadline).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from http import HTTPStatus
+from urllib.parse import urlsplit
 
 import jwt
 import requests
@@ -23,31 +26,13 @@ from pylti1p3.service_connector import ServiceConnector
 
 from service.keys import SigningKey
 
-TIMEOUT_S = (3.05, 10.0)
 SCOPE_LINEITEM = "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem"
 SCOPE_SCORE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
 SCOPE_RESULT = "https://purl.imsglobal.org/spec/lti-ags/scope/result.readonly"
 SCOPE_NRPS = "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly"
 AGS_SCOPES = (SCOPE_LINEITEM, SCOPE_SCORE, SCOPE_RESULT)
 
-
-class _TimeoutAdapter(requests.adapters.HTTPAdapter):
-    """Every request through this adapter gets a timeout unless it names one."""
-
-    def send(self, request: requests.PreparedRequest, **kwargs: Any) -> requests.Response:
-        if kwargs.get("timeout") is None:
-            kwargs["timeout"] = TIMEOUT_S
-        return super().send(request, **kwargs)
-
-
-def http_session() -> requests.Session:
-    """Return a requests session whose every call times out."""
-    session = requests.Session()
-    session.headers["User-Agent"] = "codeblanks-grader"
-    adapter = _TimeoutAdapter(max_retries=0)
-    session.mount("http://", adapter)
-    session.mount("https://", adapter)
-    return session
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -152,8 +137,28 @@ def registration(access: PlatformAccess) -> Registration:
 
 
 def describe(exc: Exception) -> str:
-    """Return a one-line account of a failed platform call, with the LMS's answer."""
+    """Return a one-line account of a failed platform call, fit for pages: never the LMS's answer.
+
+    The answer may come from anything a URL can point at, so only its status reaches the
+    teacher's page; the start of the answer goes to the log, for whoever runs the tool.
+    """
     if isinstance(exc, LtiServiceException):
         response = exc.response
-        return f"HTTP {response.status_code}: {response.text[:500]}"
-    return f"{type(exc).__name__}: {exc}"[:600]
+        code = response.status_code
+        log.warning(
+            "platform call failed: HTTP %s from %s: %.500r",
+            code,
+            urlsplit(response.url or "").hostname,
+            response.text,
+        )
+        unexpected = " (not the answer the tool expects)" if response.ok else ""
+        return f"HTTP {code} {_phrase(code)}".rstrip() + unexpected
+    return f"{type(exc).__name__}: {exc}"[:300]
+
+
+def _phrase(code: int) -> str:
+    # the standard phrase, not the LMS's own status line: that text is theirs to fill
+    try:
+        return HTTPStatus(code).phrase
+    except ValueError:
+        return ""

@@ -340,6 +340,12 @@ def test_https_never_redirects_down_to_http_off_loopback(tls, server, resolve):
         https.stop()
 
 
+def test_the_tools_client_follows_the_settings(app, server):
+    http = app.extensions["lti"].http
+    refusal(lambda: http.get(server.url))
+    assert server.connections == 0
+
+
 @pytest.mark.parametrize(
     ("host", "expected"),
     [

@@ -2,6 +2,7 @@
 
 from dataclasses import dataclass, replace
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 import requests
@@ -49,7 +50,8 @@ class Lms:
             )
 
 
-def make_lms(tmp_path: Path, **demo_config) -> tuple[Lms, BackgroundServer]:
+def make_lms(tmp_path: Path, allow: str = "", **demo_config) -> tuple[Lms, BackgroundServer]:
+    """Start the tool and the demo LMS; the tool may reach the demo LMS and `allow` only."""
     tool_server = BackgroundServer()
     demo = DemoServer(tmp_path / "demo", tool_url=tool_server.url, **demo_config)
     settings = replace(
@@ -58,6 +60,8 @@ def make_lms(tmp_path: Path, **demo_config) -> tuple[Lms, BackgroundServer]:
         database_url=f"sqlite:///{tmp_path / 'tool.db'}",
         redis_url="redis://127.0.0.1:9/0",
         base_url=tool_server.url,
+        # the demo LMS on loopback, and nothing more
+        outbound_allow=",".join(filter(None, [urlsplit(demo.url).netloc, allow])),
     )
     app = create_app({"TESTING": True, "SETTINGS": settings})
     tool_server.mount(app)

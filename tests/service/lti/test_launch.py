@@ -3,6 +3,7 @@
 import json
 import threading
 import time
+from urllib.parse import urlsplit
 
 import jwt
 import pytest
@@ -14,6 +15,7 @@ from werkzeug.wrappers import Request, Response
 from service.lti.claims import LaunchProblem
 from service.lti.keysets import KeySets
 from service.lti.launch import LTI, HardenedLaunch, Login
+from service.outbound import Allowed, Client, Policy
 
 BASE = "http://127.0.0.1:5000"
 ISS = "https://lms.example.org"
@@ -87,7 +89,7 @@ def sign(body, key=PLATFORM_KEY, alg="RS256", kid="k1"):
 class Harness:
     def __init__(self, key_set_url):
         self.login = Login(1, ISS, "client-1", key_set_url, "nonce-1")
-        self.key_sets = KeySets()
+        self.key_sets = KeySets(Client(Policy(Allowed.parse(urlsplit(key_set_url).netloc))))
         self.used = set()
         self.deployments = {(1, "dep-1")}
 

@@ -1,0 +1,69 @@
+"""Platform calls that fail: the teacher's page gets the status, never the LMS's answer."""
+
+import logging
+import threading
+from dataclasses import replace
+from urllib.parse import urlsplit
+
+import pytest
+from pylti1p3.exception import LtiServiceException
+from werkzeug.serving import make_server
+from werkzeug.wrappers import Request, Response
+
+from service.keys import KeyRing
+from service.lti.services import CachingConnector, PlatformAccess, TokenCache, describe
+from service.outbound import Allowed, Client, Policy
+from service.settings import Settings
+
+SECRET = "<html>internal admin console: db password hunter2</html>"
+
+
+@pytest.fixture
+def lms():
+    """A token endpoint that refuses, with a body an attacker would like to read back."""
+
+    @Request.application
+    def app(request):
+        status = int(request.args.get("status", "409"))
+        return Response(SECRET, status=status)
+
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize(
+    ("status", "expected"),
+    [
+        (409, "HTTP 409 Conflict"),
+        (401, "HTTP 401 Unauthorized"),
+        (599, "HTTP 599"),
+        (200, "HTTP 200 OK (not the answer the tool expects)"),
+    ],
+)
+def test_a_refused_token_request_is_described_without_its_body(
+    lms, tmp_path, caplog, status, expected
+):
+    access = PlatformAccess(
+        1, "https://lms.example.org", "client-1", f"{lms}/token?status={status}",
+        KeyRing(tmp_path / "keys").current(),
+    )  # fmt: skip
+    client = Client(Policy(Allowed.parse(urlsplit(lms).netloc)))
+    connector = CachingConnector(access, TokenCache(), client)
+    with pytest.raises(LtiServiceException) as info:
+        connector.get_access_token(["scope"])
+    with caplog.at_level(logging.WARNING, logger="service.lti.services"):
+        description = describe(info.value)
+    assert description == expected and "hunter2" not in description
+    assert "hunter2" in caplog.text  # for whoever runs the tool, in the log
+
+
+def test_demo_mode_allows_the_tools_own_origin_and_nothing_more():
+    settings = replace(Settings(), demo=1, base_url="http://127.0.0.1:5123", outbound_allow="")
+    allowed = Policy.from_settings(settings).allowed
+    assert allowed.host_ports == frozenset() and allowed.networks == ()
+    assert {(str(ip), port) for ip, port in allowed.address_ports} == {("127.0.0.1", 5123)}
+    plain = Policy.from_settings(replace(settings, demo=0)).allowed
+    assert plain == Allowed()
