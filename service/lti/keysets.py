@@ -1,43 +1,49 @@
-"""Platforms' public key sets, fetched with timeouts and re-fetched on an unknown kid.
+"""Platforms' public key sets, fetched through the outbound client, re-fetched on an unknown kid.
 
 One cache per web process, made in the app factory. A kid the cache does not know triggers
 one re-fetch, at most once per `refetch_s` per key set URL, so a platform's key rotation is
 picked up at once while a flood of forged kids cannot make us hammer the platform.
+
+No lock is held across a fetch: a slow key set delays only the launches that need it. One
+fetch per URL is in flight at a time; others asking for the same URL meanwhile get the keys
+already known, or wait for that fetch (never longer than the client's deadline).
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import jwt
 import requests
 
 from service.lti.claims import LaunchProblem
+from service.outbound import Client
 
-TIMEOUT_S = (3.05, 5.0)  # connect, read
 ALGORITHMS = ("RS256", "RS384", "RS512")
+Keys = dict[str, dict[str, Any]]
 
 
 @dataclass
 class _Entry:
-    keys: dict[str, dict[str, Any]] = field(default_factory=dict)
-    fetched_at: float = float("-inf")
+    keys: Keys = field(default_factory=dict)
+    fetched_at: float = float("-inf")  # last success
+    tried_at: float = float("-inf")  # last attempt, successful or not
+    problem: LaunchProblem | None = None  # why the last attempt failed
+    fetching: threading.Event | None = None  # set when the fetch in flight ends
 
 
 class KeySets:
     """A thread-safe cache of JWKS documents, keyed by their URL."""
 
-    def __init__(
-        self, session: requests.Session | None = None, refetch_s: float = 5.0, ttl_s: float = 3600
-    ) -> None:
-        self._session = session or requests.Session()
+    def __init__(self, client: Client, refetch_s: float = 5.0, ttl_s: float = 3600) -> None:
+        self._client = client
         self._refetch_s = refetch_s
         self._ttl_s = ttl_s
         self._entries: dict[str, _Entry] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # guards the entries, never held across a fetch
         self.fetches = 0
 
     def public_key(self, url: str, kid: str | None, alg: str | None) -> Any:
@@ -46,14 +52,7 @@ class KeySets:
             raise LaunchProblem("Missing kid", "the id_token header names no key (kid)")
         if alg not in ALGORITHMS:
             raise LaunchProblem("Refused algorithm", f"alg {alg!r} is not one of {ALGORITHMS}")
-        with self._lock:
-            entry = self._entries.setdefault(url, _Entry())
-            now = time.monotonic()
-            stale = now - entry.fetched_at > self._ttl_s
-            if stale or (kid not in entry.keys and now - entry.fetched_at >= self._refetch_s):
-                entry.keys = self._fetch(url)
-                entry.fetched_at = now
-            jwk = entry.keys.get(kid)
+        jwk = self._keys(url, kid).get(kid)
         if jwk is None:
             raise LaunchProblem(
                 "Unknown key",
@@ -67,10 +66,54 @@ class KeySets:
         except jwt.PyJWKError as exc:
             raise LaunchProblem("Unusable key", f"key {kid!r} cannot be read: {exc}") from exc
 
-    def _fetch(self, url: str) -> dict[str, dict[str, Any]]:
+    def _keys(self, url: str, kid: str) -> Keys:
+        """Return the keys to look `kid` up in, fetching them if they are stale or lack it."""
+        with self._lock:
+            entry = self._entries.setdefault(url, _Entry())
+            now = time.monotonic()
+            wanted = now - entry.fetched_at > self._ttl_s or kid not in entry.keys
+            if not wanted or now - entry.tried_at < self._refetch_s:
+                if entry.problem is not None and kid not in entry.keys:
+                    raise replace(entry.problem)  # it failed moments ago: do not hammer it
+                return entry.keys
+            in_flight = entry.fetching
+            if in_flight is None:
+                entry.fetching = threading.Event()
+        if in_flight is None:
+            return self._refresh(url, entry)
+        if kid in entry.keys:  # being refreshed: the keys we have still serve
+            return entry.keys
+        if not in_flight.wait(self._client.policy.deadline_s + 1):
+            raise LaunchProblem("Key set unavailable", f"fetching {url} takes too long", status=502)
+        with self._lock:
+            if entry.problem is not None and kid not in entry.keys:
+                raise replace(entry.problem)
+            return entry.keys
+
+    def _refresh(self, url: str, entry: _Entry) -> Keys:
+        """Fetch a key set for everyone waiting on it; record the keys or why it failed."""
+        keys: Keys | None = None
+        problem = LaunchProblem("Key set unavailable", f"fetching {url} failed", status=502)
+        try:
+            keys = self._fetch(url)
+            return keys
+        except LaunchProblem as exc:
+            problem = exc
+            raise
+        finally:
+            with self._lock:
+                entry.tried_at = time.monotonic()
+                entry.problem = None if keys is not None else problem
+                if keys is not None:
+                    entry.keys, entry.fetched_at = keys, entry.tried_at
+                done, entry.fetching = entry.fetching, None
+            if done is not None:
+                done.set()
+
+    def _fetch(self, url: str) -> Keys:
         self.fetches += 1
         try:
-            response = self._session.get(url, timeout=TIMEOUT_S)
+            response = self._client.get(url)
             response.raise_for_status()
             document = response.json()
         except (requests.RequestException, ValueError) as exc:

@@ -1,5 +1,8 @@
 import json
+import socket
 import threading
+import time
+from urllib.parse import urlsplit
 
 import jwt
 import pytest
@@ -9,6 +12,13 @@ from werkzeug.wrappers import Request, Response
 
 from service.lti.claims import LaunchProblem
 from service.lti.keysets import KeySets
+from service.outbound import Allowed, Client, Policy
+
+
+def allowing(*servers, deadline_s=10.0):
+    """The outbound client, allowed to reach exactly these test servers."""
+    entries = ",".join(urlsplit(server["url"]).netloc for server in servers)
+    return Client(Policy(Allowed.parse(entries), deadline_s))
 
 
 def make_jwk(kid):
@@ -42,7 +52,7 @@ def platform():
 def test_known_kid_is_served_from_cache(platform):
     key, jwk = make_jwk("k1")
     platform["keys"] = [jwk]
-    sets = KeySets()
+    sets = KeySets(allowing(platform))
     token = jwt.encode({"a": 1}, key, algorithm="RS256", headers={"kid": "k1"})
     for _ in range(3):
         public = sets.public_key(platform["url"], "k1", "RS256")
@@ -53,7 +63,7 @@ def test_known_kid_is_served_from_cache(platform):
 def test_unknown_kid_refetches_once_then_waits(platform):
     _, first = make_jwk("k1")
     platform["keys"] = [first]
-    sets = KeySets(refetch_s=60)
+    sets = KeySets(allowing(platform), refetch_s=60)
     sets.public_key(platform["url"], "k1", "RS256")
     for _ in range(5):
         with pytest.raises(LaunchProblem, match="Unknown key"):
@@ -65,7 +75,7 @@ def test_rotated_key_is_picked_up(platform):
     _, first = make_jwk("k1")
     _, second = make_jwk("k2")
     platform["keys"] = [first]
-    sets = KeySets(refetch_s=0)
+    sets = KeySets(allowing(platform), refetch_s=0)
     sets.public_key(platform["url"], "k1", "RS256")
     platform["keys"] = [second]
     assert sets.public_key(platform["url"], "k2", "RS256") is not None
@@ -85,13 +95,129 @@ def test_refused_headers(platform, kid, alg, message):
     _, jwk = make_jwk("k1")
     platform["keys"] = [jwk]
     with pytest.raises(LaunchProblem, match=message):
-        KeySets().public_key(platform["url"], kid, alg)
+        KeySets(allowing(platform)).public_key(platform["url"], kid, alg)
 
 
 def test_unreachable_or_broken_key_set_is_a_clear_problem(platform):
     platform["status"] = 500
     with pytest.raises(LaunchProblem) as info:
-        KeySets().public_key(platform["url"], "k1", "RS256")
+        KeySets(allowing(platform)).public_key(platform["url"], "k1", "RS256")
     assert info.value.title == "Key set unavailable" and info.value.status == 502
     with pytest.raises(LaunchProblem, match="Key set unavailable"):
-        KeySets().public_key("http://127.0.0.1:9/jwks", "k1", "RS256")
+        KeySets(allowing({"url": "http://127.0.0.1:9"})).public_key(
+            "http://127.0.0.1:9/jwks", "k1", "RS256"
+        )
+
+
+def test_a_failing_key_set_is_not_asked_again_within_refetch_s(platform):
+    platform["status"] = 500
+    sets = KeySets(allowing(platform), refetch_s=60)
+    for _ in range(3):
+        with pytest.raises(LaunchProblem, match="Key set unavailable"):
+            sets.public_key(platform["url"], "k1", "RS256")
+    assert platform["hits"] == 1
+
+
+def test_a_key_set_on_a_refused_address_is_never_fetched(platform):
+    sets = KeySets(Client(Policy()))  # the production rule: public addresses only
+    with pytest.raises(LaunchProblem) as info:
+        sets.public_key(platform["url"], "k1", "RS256")
+    assert info.value.status == 502 and "is loopback" in info.value.detail
+    assert platform["hits"] == 0
+
+
+@pytest.fixture
+def trickling():
+    """A key set URL whose server sends its headers, then a byte every 2 s (for a minute)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    state = {"url": f"http://127.0.0.1:{listener.getsockname()[1]}/jwks", "connections": 0}
+    stop = threading.Event()
+
+    def serve(conn):
+        with conn:
+            conn.recv(65536)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n")
+            conn.sendall(b"Content-Length: 100\r\n\r\n")
+            for _ in range(30):
+                if stop.wait(2):
+                    return
+                try:
+                    conn.sendall(b" ")
+                except OSError:
+                    return  # the client gave up
+
+    def accept():
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            state["connections"] += 1
+            threading.Thread(target=serve, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    yield state
+    stop.set()
+    listener.close()
+
+
+def test_a_slow_key_set_delays_no_other_platform(platform, trickling):
+    """Platform A's key set trickles; B's launches go on, and A's fails at the deadline."""
+    key, jwk = make_jwk("b1")
+    platform["keys"] = [jwk]
+    sets = KeySets(allowing(platform, trickling, deadline_s=3))
+    outcome = {}
+
+    def launch_a():
+        started = time.monotonic()
+        try:
+            sets.public_key(trickling["url"], "a1", "RS256")
+        except LaunchProblem as exc:
+            outcome["a"] = exc
+        outcome["a_s"] = time.monotonic() - started
+
+    a = threading.Thread(target=launch_a, daemon=True)
+    a.start()
+    time.sleep(0.5)  # A's fetch is under way
+    b_times = []
+    for _ in range(3):
+        started = time.monotonic()
+        b = threading.Thread(
+            target=lambda: sets.public_key(platform["url"], "b1", "RS256"), daemon=True
+        )
+        b.start()
+        b.join(timeout=2)
+        assert not b.is_alive(), "B's launch waited for A's key set"
+        b_times.append(time.monotonic() - started)
+    a.join(timeout=6)
+    assert not a.is_alive(), "A's fetch outlived its 3 s deadline"
+    assert max(b_times) < 1
+    problem = outcome["a"]
+    assert (problem.title, problem.status) == ("Key set unavailable", 502)
+    assert "took longer than 3 s" in problem.detail
+    assert 2.5 < outcome["a_s"] < 4.5
+
+
+def test_launches_waiting_on_one_key_set_share_its_fetch(trickling):
+    sets = KeySets(allowing(trickling, deadline_s=2))
+    errors, threads = [], []
+    started = time.monotonic()
+    for _ in range(4):
+        thread = threading.Thread(
+            target=lambda: errors.append(_problem(sets, trickling["url"])), daemon=True
+        )
+        thread.start()
+        threads.append(thread)
+    for thread in threads:
+        thread.join(timeout=5)
+    assert time.monotonic() - started < 4.5
+    assert [e.status for e in errors] == [502] * 4
+    assert trickling["connections"] == 1
+
+
+def _problem(sets, url):
+    try:
+        sets.public_key(url, "k1", "RS256")
+    except LaunchProblem as exc:
+        return exc
+    raise AssertionError("the key set answered")
