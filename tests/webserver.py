@@ -171,11 +171,15 @@ class Stream:
         return self.answer
 
     def until(self, name: str, timeout: float) -> Answer:
-        """Read events until one named `name` (or the end of the body) has come."""
+        """Read events until one named `name` (or the end of the body) has come, in `timeout`."""
+        deadline = time.monotonic() + timeout
         answer = self.head(timeout)
         assert self.response is not None and self.connection.sock is not None
-        self.connection.sock.settimeout(timeout)
         while not answer.ended and name not in answer.names():
+            left = deadline - time.monotonic()
+            if left <= 0:  # a keep-alive now and then must not stretch the wait
+                raise TimeoutError(f"no {name!r} event in {timeout:g} s")
+            self.connection.sock.settimeout(left)
             chunk = self.response.read1(65536)
             if not chunk:
                 answer.ended = True
