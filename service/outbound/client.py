@@ -144,7 +144,8 @@ class _Guarded:
                 for option in self.socket_options or ():
                     sock.setsockopt(*option)
                 left = call.left(self.host)
-                sock.settimeout(min(self.timeout, left) if self.timeout else left)
+                asked = self.timeout if isinstance(self.timeout, int | float) else None
+                sock.settimeout(min(asked, left) if asked else left)
                 sys.audit("http.client.connect", self, self.host, self.port)
                 sock.connect(sockaddr)
                 return sock
