@@ -144,7 +144,11 @@ def register() -> str:
     registration_tokens.spend(context.store, grant, platform.id, utcnow())
     log.info(
         "platform registered",
-        extra={"platform_id": platform.id, "issuer": platform.issuer, "name": platform.name},
+        extra={
+            "platform_id": platform.id,
+            "issuer": platform.issuer,
+            "platform_name": platform.name,
+        },
     )
     return render_template("lti/registered.html", platform=platform)
 
