@@ -1,5 +1,6 @@
 """Dynamic registration, as an attacker and as an admin would try it, over real HTTP."""
 
+import logging
 import re
 import threading
 from datetime import timedelta
@@ -120,7 +121,8 @@ def test_registration_without_a_valid_token_stores_and_fetches_nothing(setup, to
     assert fake.hits == [] and platforms(lms) == before
 
 
-def test_a_registration_url_works_once(setup):
+def test_a_registration_url_works_once(setup, caplog):
+    caplog.set_level(logging.INFO, logger="codeblanks.lti")  # as in production
     lms, fake, _ = setup
     url = token_url(lms, name="Our Moodle")
     assert urlsplit(url).path == "/lti/register" and "token=" in url
@@ -130,6 +132,7 @@ def test_a_registration_url_works_once(setup):
     assert [(p.name, p.client_id, p.deployment_ids) for p in made] == [
         ("Our Moodle", "fake-client", ("dep-1",))
     ]
+    assert any(r.message == "platform registered" for r in caplog.records)
     fake.hits.clear()
     again = register(lms, fake, url=url)
     assert again.status_code == 403 and "used already" in again.text
