@@ -153,8 +153,13 @@ def regrade(placement_id: int) -> None:
 @click.option("--port", default=5000, show_default=True)
 @click.option("--workers", "processes", default=2, show_default=True, help="Web processes.")
 @click.option("--threads", default=16, show_default=True, help="Threads per process.")
-def serve(host: str, port: int, processes: int, threads: int) -> None:
+@click.pass_obj
+def serve(obj: Context, host: str, port: int, processes: int, threads: int) -> None:
     """Run the web app with gunicorn (threaded: a live status stream holds a thread)."""
+    # live streams may hold half of a process's threads at most, whatever --threads says:
+    # the other half answers pages, submissions and health checks
+    streams = max(1, min(obj.settings.streams_per_process, threads // 2))
+    os.environ["CODEBLANKS_STREAMS_PER_PROCESS"] = str(streams)
     argv = [sys.executable, "-m", "gunicorn", "--bind", f"{host}:{port}"]
     argv += ["--workers", str(processes), "--threads", str(threads), "--worker-class", "gthread"]
     argv += ["--config", "python:service.serving"]

@@ -113,3 +113,25 @@ def test_lessons_check_reports_a_broken_lesson(seed_copy):
     done = codeblanks("lessons", "check", seed_copy)
     assert done.returncode == 1
     assert "FAIL" in done.stdout and "exercise.yaml" in done.stdout
+
+
+@pytest.mark.parametrize(("threads", "streams"), [(16, 8), (8, 4), (4, 2), (1, 1), (64, 8)])
+def test_serve_leaves_half_of_each_processs_threads_to_pages(monkeypatch, threads, streams):
+    import os
+
+    from click.testing import CliRunner
+
+    from service.cli import main
+
+    monkeypatch.setenv("CODEBLANKS_STREAMS_PER_PROCESS", "8")
+    started = []
+
+    def execv(path, argv):
+        started.append((argv, os.environ["CODEBLANKS_STREAMS_PER_PROCESS"]))
+        raise SystemExit(0)
+
+    monkeypatch.setattr(os, "execv", execv)
+    result = CliRunner().invoke(main, ["serve", "--threads", str(threads)])
+    assert result.exit_code == 0, result.output
+    [(argv, cap)] = started
+    assert int(cap) == streams and "python:service.serving" in argv
