@@ -23,6 +23,24 @@ LESSONS = REPO / "lessons"
 SEED = LESSONS / "expert" / "what-is-attention"
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--screenshots",
+        metavar="DIR",
+        help="where the browser tests save their screenshots (docs/screenshots refreshes the "
+        "README's); by default a temporary directory, so that tests leave the tree clean",
+    )
+
+
+@pytest.fixture(scope="session")
+def screenshots(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The directory the browser tests' screenshots go to."""
+    chosen = request.config.getoption("--screenshots")
+    found = Path(chosen) if chosen else tmp_path_factory.mktemp("screenshots")
+    found.mkdir(parents=True, exist_ok=True)
+    return found
+
+
 @pytest.fixture(scope="session")
 def catalog() -> Catalog:
     return load_catalog(LESSONS)

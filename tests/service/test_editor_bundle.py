@@ -25,7 +25,6 @@ FRONTEND = REPO / "frontend"
 VENDOR = REPO / "service" / "static" / "vendor"
 BUNDLE = VENDOR / "codemirror.js"
 OUTPUTS = ("codemirror.js", "codemirror.LICENSES.txt", "codemirror.sha256")
-SCREENSHOT = REPO / "docs" / "screenshots" / "editor.png"
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -269,7 +268,7 @@ def _active(page) -> str:
 
 @pytest.mark.browser
 @pytest.mark.slow
-def test_editor_in_a_narrow_browser(site, browser):
+def test_editor_in_a_narrow_browser(site, browser, screenshots):
     base = f"http://127.0.0.1:{site.server_address[1]}"
     context = browser.new_context(viewport={"width": 320, "height": 640})
     page = context.new_page()
@@ -372,8 +371,7 @@ def test_editor_in_a_narrow_browser(site, browser):
     page.keyboard.press("Control+End")
     page.keyboard.press("ArrowUp")
     page.keyboard.press("End")
-    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOT), full_page=True)
+    page.screenshot(path=str(screenshots / "editor.png"), full_page=True)
 
     # setValue replaces the text, reaches the textarea and onChange
     page.evaluate("() => window.editor.setValue('x = 1\\n' + window.editor.getValue())")

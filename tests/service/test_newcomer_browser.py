@@ -19,7 +19,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 LESSON = "What is attention?"
 SOLUTION = (REPO / "lessons/expert/what-is-attention/solution/model.py").read_text()
-SHOT = REPO / "docs" / "screenshots" / "newcomer-demo-gradebook.png"
 TIMEOUT_MS = 30_000
 
 
@@ -37,7 +36,7 @@ def ali_score(page) -> str | None:
     return cell.inner_text().strip() if cell.count() else None
 
 
-def test_newcomer_goes_from_the_demo_lms_to_a_grade_in_chromium(tmp_path):
+def test_newcomer_goes_from_the_demo_lms_to_a_grade_in_chromium(tmp_path, screenshots):
     from playwright.sync_api import sync_playwright
 
     assert CHROMIUM.exists(), "Debian's chromium is missing: apt-get install -y chromium"
@@ -89,8 +88,8 @@ def test_newcomer_goes_from_the_demo_lms_to_a_grade_in_chromium(tmp_path):
                     )
                     time.sleep(1)
                     page.reload()
-                SHOT.parent.mkdir(parents=True, exist_ok=True)
-                page.screenshot(path=str(SHOT), full_page=True)
+                shot = screenshots / "newcomer-demo-gradebook.png"
+                page.screenshot(path=str(shot), full_page=True)
 
                 assert watch.errors == []
                 assert watch.outside() == [], f"requests left 127.0.0.1: {watch.outside()}"

@@ -28,7 +28,6 @@ from workers.syncing import sync_grade
 
 pytestmark = [pytest.mark.browser, pytest.mark.bwrap, pytest.mark.slow]
 
-SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 FAILING = "print('not yet')\n"
 SOLUTION = (Path(__file__).resolve().parents[2] / "lessons" / "expert" / "what-is-attention"
             / "solution" / "model.py").read_text()  # fmt: skip
@@ -156,7 +155,7 @@ def no_sideways_scroll(page) -> bool:
     )
 
 
-def test_student_and_teacher_pages_end_to_end(lms, chromium):
+def test_student_and_teacher_pages_end_to_end(lms, chromium, screenshots):
     started = time.monotonic()
     lms.link()  # "What is attention?", 8 points, in the demo course
 
@@ -222,8 +221,7 @@ def test_student_and_teacher_pages_end_to_end(lms, chromium):
     alone.set_viewport_size({"width": 900, "height": 1100})
     alone.goto(lesson_url)
     expect_text(alone.locator("#verdict h3"), "Output differs")
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    alone.locator("#exercise").screenshot(path=str(SHOTS / "student-verdict.png"))
+    alone.locator("#exercise").screenshot(path=str(screenshots / "student-verdict.png"))
 
     editor.click()
     editor.press("Control+a")
@@ -243,7 +241,7 @@ def test_student_and_teacher_pages_end_to_end(lms, chromium):
     expect_text(alone.locator("#q-concepts [data-feedback]"), "Correct.")
     assert "np.allclose" in alone.locator("#exercise .cm-content").inner_text()  # the draft
     expect_text(alone.locator("#verdict h3"), "Passed")
-    alone.screenshot(path=str(SHOTS / "student-lesson.png"))
+    alone.screenshot(path=str(screenshots / "student-lesson.png"))
     alone.set_viewport_size({"width": 320, "height": 700})
     assert no_sideways_scroll(alone), "the lesson page scrolls sideways at 320 px"
 
@@ -271,7 +269,7 @@ def test_student_and_teacher_pages_end_to_end(lms, chromium):
     tab_watch = Watch(tab)
     tab.goto(gradebook_url)
     tab.set_viewport_size({"width": 900, "height": 700})
-    tab.screenshot(path=str(SHOTS / "teacher-gradebook.png"))
+    tab.screenshot(path=str(screenshots / "teacher-gradebook.png"))
     tab.set_viewport_size({"width": 320, "height": 700})
     assert no_sideways_scroll(tab), "the gradebook scrolls sideways at 320 px"
 
@@ -293,7 +291,7 @@ def test_student_and_teacher_pages_end_to_end(lms, chromium):
     token = parse_qs(urlsplit(gradebook_url).query)["s"][0]
     tab.goto(f"{lms.tool_url}/teach/placements/{placement_of(lms)}?s={token}")
     expect_text(tab.locator("table.histogram-table"), "90–100%")
-    tab.screenshot(path=str(SHOTS / "teacher-placement.png"), full_page=True)
+    tab.screenshot(path=str(screenshots / "teacher-placement.png"), full_page=True)
 
     assert lms.worker.errors == []
     # the page followed its submissions live, the session in the stream's query
