@@ -245,6 +245,12 @@ def test_smoke_a_demo_launch_is_graded_in_a_container_and_reaches_the_gradebook(
 
 def _grade_a_launch(stack: Stack, catalog) -> None:
     browser = requests.Session()
+    # the web app registers its demo LMS by dynamic registration once it serves
+    _poll(
+        lambda: browser.get(stack.url + "/demo/admin/links", timeout=10).json(),
+        bool,
+        "the demo LMS's registration and its links",
+    )
     course = browser.get(stack.url + "/demo/", timeout=10)
     assert course.status_code == 200 and "What is attention?" in course.text
     link = re.search(r'href="/demo/launch/([^"?]+)\?user=demo-ali"', course.text).group(1)
