@@ -99,6 +99,9 @@ def test_the_compose_file_validates_with_the_example_env():
     assert set(config["volumes"]) == {"instance", "redis", "postgres"}
     demo = yaml.safe_load(compose(*DEMO, "config").stdout)
     assert demo["services"]["worker"]["network_mode"] == "service:web"
+    # the workers reach the demo LMS on loopback, and nothing else of the kind
+    allow = demo["services"]["worker"]["environment"]["CODEBLANKS_OUTBOUND_ALLOW"]
+    assert allow == f"127.0.0.1:{demo['services']['web']['command'][5]}"
     assert str(demo["services"]["web"]["environment"]["CODEBLANKS_DEMO"]) == "1"
     assert demo["services"]["web"]["command"][-2:] == ["--workers", "1"]
 
