@@ -111,6 +111,7 @@ def main() -> None:
 
     live = sum(1 for a in answers if a.names()[-1:] == ["timeout"])
     busy = sum(1 for a in answers if a.names()[-1:] == ["busy"])
+    quiet, loaded = figures(idle_ms), figures(during)
     result = {
         "streams": args.streams,
         "live": live,
@@ -118,16 +119,14 @@ def main() -> None:
         "other": args.streams - live - busy,
         "server_errors": sum(1 for a in firsts if a.status >= 500),
         "opened_s": round(opened_s, 3),
-        "idle": figures(idle_ms),
-        "open": figures(during),
+        "idle": quiet,
+        "open": loaded,
     }
     print(f"{args.streams} streams, {args.per_student} per student: {live} live, {busy} busy, "
           f"{result['other']} other, {result['server_errors']} 5xx; all answered in "
           f"{opened_s:.2f} s")  # fmt: skip
     print(f"\n{'/healthz':<22}{'median ms':>10}{'p95 ms':>9}{'max ms':>9}{'probes':>8}")
-    for name, key in (("idle", "idle"), ("with streams open", "open")):
-        row = result[key]
-        assert isinstance(row, dict)
+    for name, row in (("idle", quiet), ("with streams open", loaded)):
         print(f"{name:<22}{row['median_ms']:>10}{row['p95_ms']:>9}{row['max_ms']:>9}"
               f"{row['probes']:>8}")  # fmt: skip
     if args.json:
