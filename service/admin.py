@@ -100,8 +100,8 @@ def register_url() -> ResponseReturnValue:
     hours = form.get("valid_hours", "24").strip()
     replaces = form.get("replaces", "").strip()
     try:
-        if not (hours.isascii() and hours.isdigit() and len(hours) <= 3):
-            raise ValueError("give the hours the URL is valid as a whole number, 1 to 720")
+        if not (hours.isascii() and hours.isdigit() and len(hours) <= 4):
+            raise ValueError("give the hours the URL is valid as a whole number")
         url = registration.registration_url(
             context.store(),
             context.settings().base_url,

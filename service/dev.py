@@ -55,7 +55,7 @@ def register_demo(
     lock_path = prepare(settings.instance_dir) / "demo-registration.lock"
     with lock_path.open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if _demo_platform(store, issuer) is not None:
+        if _demo_client_id(store, issuer) is not None:
             return False
         url = registration.registration_url(
             store, base, name=PLATFORM_NAME, valid_hours=1, now=utcnow()
@@ -68,7 +68,7 @@ def register_demo(
             page = admin.get(started.json()["url"], timeout=timeout_s)
             if page.status_code != 200 or "org.imsglobal.lti.close" not in page.text:
                 raise RuntimeError(f"the demo LMS's registration failed: HTTP {page.status_code}")
-            client_id = _demo_platform(store, issuer)
+            client_id = _demo_client_id(store, issuer)
             if client_id is None:
                 raise RuntimeError("the registration ended, but no demo platform is stored")
             for lesson_id in SEED_LESSONS:
@@ -87,7 +87,7 @@ def register_demo(
         return True
 
 
-def _demo_platform(store: Store, issuer: str) -> str | None:
+def _demo_client_id(store: Store, issuer: str) -> str | None:
     """Return the client id the demo LMS is registered with, or None."""
     found = [p for p in registration.list_platforms(store) if p.issuer == issuer]
     return found[0].client_id if found else None

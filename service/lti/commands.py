@@ -105,10 +105,10 @@ def platforms_add(
 @click.option("--name", default="", help="A name for the platform it registers.")
 @click.option(
     "--valid-hours",
-    type=click.IntRange(1, 720),
+    type=int,
     default=24,
     show_default=True,
-    help="Hours until the URL expires (it works once).",
+    help="Hours until the URL expires, up to 720 (it works once).",
 )
 @click.option(
     "--replace",

@@ -26,7 +26,6 @@ TOOL_NAME = "CodeBlanks"
 TOOL_CONFIG = "https://purl.imsglobal.org/spec/lti-tool-configuration"
 PLATFORM_CONFIG = "https://purl.imsglobal.org/spec/lti-platform-configuration"
 SCOPES = (*AGS_SCOPES, SCOPE_NRPS)
-MAX_VALID_HOURS = 720
 CANVAS_ISSUERS = frozenset(
     f"https://canvas.{stage}instructure.com" for stage in ("", "beta.", "test.")
 )
@@ -141,8 +140,6 @@ def registration_url(
     now: datetime,
 ) -> str:
     """Make a single-use registration token; return the tool URL an LMS admin pastes."""
-    if not 1 <= valid_hours <= MAX_VALID_HOURS:
-        raise ValueError(f"a registration URL is valid for 1 to {MAX_VALID_HOURS} hours")
     token = registration_tokens.issue(store, now, timedelta(hours=valid_hours), name, replaces_id)
     return f"{base_url.rstrip('/')}/lti/register?{urlencode({'token': token})}"
 

@@ -41,8 +41,9 @@ def issue(
     store: Store, now: datetime, valid: timedelta, name: str = "", replaces_id: int | None = None
 ) -> str:
     """Make a token valid for `valid` and return it (the only time it is readable)."""
-    if not timedelta(0) < valid <= MAX_VALID:
-        raise ValueError(f"a registration URL is valid for 1 hour to {MAX_VALID.days} days")
+    if not timedelta(hours=1) <= valid <= MAX_VALID:
+        hours = int(MAX_VALID.total_seconds() // 3600)
+        raise ValueError(f"a registration URL is valid for 1 to {hours} hours")
     if len(name) > 255:
         raise ValueError("the name must be at most 255 characters")
     token = secrets.token_urlsafe(32)
