@@ -206,11 +206,7 @@ class WorkerProcess:
     def kill(self) -> None:
         """SIGKILL the worker and everything in its session, at once."""
         if self.process is not None:
-            try:
-                os.killpg(self.process.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            self.process.wait()
+            kill_session(self.process)
             self.process = None
 
     def stop(self, timeout: float = 20) -> None:
@@ -223,6 +219,15 @@ class WorkerProcess:
         except subprocess.TimeoutExpired:
             pass
         self.kill()
+
+
+def kill_session(process: subprocess.Popen[bytes]) -> None:
+    """SIGKILL a process started with start_new_session, and all of its session; reap it."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.wait()
 
 
 @pytest.fixture(scope="session")

@@ -20,7 +20,7 @@ from pathlib import Path
 from service.settings import PREFIX, Settings
 from service.store import submissions
 from tests.factories import add_student, place
-from tests.servers import REPO, free_port
+from tests.servers import REPO, free_port, kill_session
 
 
 @dataclass(frozen=True)
@@ -123,15 +123,9 @@ class WebServer:
         try:
             os.killpg(self.process.pid, signal.SIGTERM)
             self.process.wait(10)
-        except subprocess.TimeoutExpired:
+        except (subprocess.TimeoutExpired, ProcessLookupError):
             pass
-        except ProcessLookupError:
-            pass
-        try:
-            os.killpg(self.process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        self.process.wait()
+        kill_session(self.process)
         self.process = None
 
 

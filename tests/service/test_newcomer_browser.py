@@ -13,7 +13,7 @@ import pytest
 from tests.conftest import REPO
 from tests.devserver import dev_server
 from tests.service.test_editor_bundle import CHROMIUM, CHROMIUM_ARGS
-from tests.service.test_pages_browser import Watch, expect_text
+from tests.service.test_pages_browser import Watch, expect_text, submit_code
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -70,11 +70,7 @@ def test_newcomer_goes_from_the_demo_lms_to_a_grade_in_chromium(tmp_path, screen
                 expect_text(frame.locator("#score"), "1 of 8 points")
 
                 # the seed's solution in the editor, submitted
-                editor = frame.locator("#exercise .cm-content")
-                editor.click()
-                editor.press("Control+a")
-                page.keyboard.insert_text(SOLUTION)
-                frame.get_by_role("button", name="Submit").click()
+                submit_code(page, frame, SOLUTION)
                 expect_text(frame.locator("#verdict h3"), "Passed")
                 expect_text(frame.locator("#score"), "6 of 8 points")
 

@@ -223,10 +223,7 @@ def test_student_and_teacher_pages_end_to_end(lms, chromium, screenshots):
     expect_text(alone.locator("#verdict h3"), "Output differs")
     alone.locator("#exercise").screenshot(path=str(screenshots / "student-verdict.png"))
 
-    editor.click()
-    editor.press("Control+a")
-    page.keyboard.insert_text(SOLUTION)
-    frame.get_by_role("button", name="Submit").click()
+    submit_code(page, frame, SOLUTION)
     expect_text(frame.locator("#verdict h3"), "Passed")
     expect_text(frame.locator("#score"), "8 of 8 points")
     attempts = frame.locator("table.attempts tbody tr")
@@ -300,6 +297,15 @@ def test_student_and_teacher_pages_end_to_end(lms, chromium, screenshots):
         assert seen.errors == []
         assert seen.outside() == [], f"requests left 127.0.0.1: {seen.outside()}"
     assert time.monotonic() - started < 90
+
+
+def submit_code(page, frame, source):
+    """Put `source` in the lesson's editor in place of what is there, and submit it."""
+    editor = frame.locator("#exercise .cm-content")
+    editor.click()
+    editor.press("Control+a")
+    page.keyboard.insert_text(source)
+    frame.get_by_role("button", name="Submit").click()
 
 
 def expect_text(locator, text):

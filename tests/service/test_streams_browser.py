@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 from tests.service import test_pages_browser as pages
-from tests.service.test_pages_browser import FAILING, expect_text, launch
+from tests.service.test_pages_browser import FAILING, expect_text, launch, submit_code
 
 # the fixtures: the tool beside the demo LMS with an inline worker, and Debian's Chromium
 lms = pages.lms
@@ -46,11 +46,7 @@ def test_the_page_shows_the_verdict(lms, chromium, caps, streams, polls):
     lms.worker.sandbox = SlowSandbox(lms.worker.sandbox, 4)
     lms.link()
     page, frame, watch = launch(chromium, lms, "Ali Student")
-    editor = frame.locator("#exercise .cm-content")
-    editor.click()
-    editor.press("Control+a")
-    page.keyboard.insert_text(FAILING)
-    frame.get_by_role("button", name="Submit").click()
+    submit_code(page, frame, FAILING)
     expect_text(frame.locator("#run-status"), "Waiting for a grader")
     expect_text(frame.locator("#verdict h3"), "Output differs")
     expect_text(frame.locator("#run-status"), "Graded")
