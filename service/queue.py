@@ -27,6 +27,7 @@ from service.settings import Settings
 GRADE_SUBMISSION = "codeblanks.grade_submission"
 SYNC_GRADE = "codeblanks.sync_grade"
 SWEEP = "codeblanks.sweep"
+REFRESH_ROSTER = "codeblanks.refresh_roster"
 GRADE_QUEUE, REGRADE_QUEUE, SYNC_QUEUE = "grade", "regrade", "sync"
 
 log = logging.getLogger(__name__)
@@ -62,10 +63,17 @@ class QueueApp(Celery):  # type: ignore[misc]
 
     direct: DirectPublisher | None = None
 
-    def send_task(self, name: str, args: Any = None, **options: Any) -> Any:
-        """Send a task by name; see Celery.send_task."""
-        if self.direct is None or not set(options) <= {"queue"} or self.conf.task_always_eager:
-            return super().send_task(name, args=args, **options)
+    def send_task(self, name: str, args: Any = None, kwargs: Any = None, **options: Any) -> Any:
+        """Send a task by name; see Celery.send_task, whose signature this keeps.
+
+        Celery's own callers pass `args` and `kwargs` by position (Task.retry, through
+        apply_async), with a task id, a countdown and retry headers among the options: all
+        of that goes to Celery. Only a plain send (positional arguments, a queue at most)
+        takes the short path.
+        """
+        plain = not kwargs and set(options) <= {"queue"} and not self.conf.task_always_eager
+        if self.direct is None or not plain:
+            return super().send_task(name, args, kwargs, **options)
         queue = options.get("queue") or self._queue_of(name)
         task_id = self.direct.publish(name, list(args or ()), queue, self.thread_oid)
         return self.AsyncResult(task_id)
@@ -182,7 +190,11 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         # redelivered submission is a no-op, so the timeout only needs to be long
         "broker_transport_options": {"visibility_timeout": 3600, "socket_connect_timeout": 2},
         "task_default_queue": GRADE_QUEUE,
-        "task_routes": {SYNC_GRADE: {"queue": SYNC_QUEUE}, SWEEP: {"queue": SYNC_QUEUE}},
+        "task_routes": {
+            SYNC_GRADE: {"queue": SYNC_QUEUE},
+            SWEEP: {"queue": SYNC_QUEUE},
+            REFRESH_ROSTER: {"queue": SYNC_QUEUE},
+        },
         "task_acks_late": True,
         "task_reject_on_worker_lost": True,
         "worker_prefetch_multiplier": 1,

@@ -84,10 +84,12 @@ class Pipeline:
 
     def env(self) -> dict[str, str]:
         """Return the settings as CODEBLANKS_* variables, for worker processes."""
-        return {
-            PREFIX + f.name.upper(): str(getattr(self.settings, f.name))
-            for f in fields(self.settings)
-        }
+        return self.env_of(self.settings)
+
+    @staticmethod
+    def env_of(settings: Settings) -> dict[str, str]:
+        """Return `settings` as CODEBLANKS_* variables, for worker processes."""
+        return {PREFIX + f.name.upper(): str(getattr(settings, f.name)) for f in fields(settings)}
 
     def start_worker(self, concurrency: int = 2, queues: str = "grade,sync") -> WorkerProcess:
         """Start a worker process and wait until it consumes."""

@@ -18,6 +18,7 @@ class _Failure:
     remaining: int
     mode: Mode
     delay_s: float
+    status: int = 500
 
 
 class Knobs:
@@ -28,14 +29,22 @@ class Knobs:
         self._plans: dict[str, _Failure] = {}
         self.hits: Counter[str] = Counter()
 
-    def fail(self, target: str, times: int = 1, mode: Mode = "error", delay_s: float = 5.0) -> None:
-        """Make the next `times` requests to `target` answer 500, or hang `delay_s` then 504."""
+    def fail(
+        self,
+        target: str,
+        times: int = 1,
+        mode: Mode = "error",
+        delay_s: float = 5.0,
+        status: int = 500,
+    ) -> None:
+        """Make the next `times` requests to `target` answer `status` (500, or 503 as a
+        platform in maintenance does), or hang `delay_s` then 504."""
         if target not in TARGETS:
             raise ValueError(f"unknown failure target {target!r}; one of {TARGETS}")
         if mode not in ("error", "timeout"):
             raise ValueError(f"unknown failure mode {mode!r}; 'error' or 'timeout'")
         with self._lock:
-            self._plans[target] = _Failure(times, mode, delay_s)
+            self._plans[target] = _Failure(times, mode, delay_s, status)
 
     def reset(self) -> None:
         """Cancel every planned failure and zero the counters."""
@@ -51,9 +60,9 @@ class Knobs:
             if plan is None or plan.remaining <= 0:
                 return None
             plan.remaining -= 1
-            mode, delay_s = plan.mode, plan.delay_s
+            mode, delay_s, status = plan.mode, plan.delay_s, plan.status
         if mode == "timeout":
             # Sleep outside the lock so other requests (and other targets) still get served.
             time.sleep(delay_s)
             return 504, f"demo platform: simulated timeout on {target}"
-        return 500, f"demo platform: simulated failure on {target}"
+        return status, f"demo platform: simulated failure on {target}"

@@ -229,6 +229,13 @@ class DemoPlatform:
             for sub, score in ags.latest_scores(self, item).items()
         }
 
-    def fail(self, target: str, times: int = 1, mode: Mode = "error", delay_s: float = 5.0) -> None:
-        """Make the next `times` requests to 'token', 'ags' or 'nrps' fail (500) or hang."""
-        self.knobs.fail(target, times, mode, delay_s)
+    def fail(
+        self,
+        target: str,
+        times: int = 1,
+        mode: Mode = "error",
+        delay_s: float = 5.0,
+        status: int = 500,
+    ) -> None:
+        """Make the next `times` requests to 'token', 'ags' or 'nrps' fail (`status`) or hang."""
+        self.knobs.fail(target, times, mode, delay_s, status)

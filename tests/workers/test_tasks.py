@@ -22,7 +22,11 @@ def celery_app(app):
 @pytest.fixture
 def sent(celery_app):
     calls = []
-    celery_app.send_task = lambda name, args=None, **options: calls.append((name, args, options))
+
+    def send_task(name, args=None, kwargs=None, **options):  # Celery's signature
+        calls.append((name, args, options))
+
+    celery_app.send_task = send_task
     return calls
 
 

@@ -50,19 +50,24 @@ class Lms:
             )
 
 
-def make_lms(tmp_path: Path, allow: str = "", **demo_config) -> tuple[Lms, BackgroundServer]:
-    """Start the tool and the demo LMS; the tool may reach the demo LMS and `allow` only."""
+def make_lms(
+    tmp_path: Path, allow: str = "", settings_changes: dict | None = None, **demo_config
+) -> tuple[Lms, BackgroundServer]:
+    """Start the tool and the demo LMS; the tool may reach the demo LMS and `allow` only.
+
+    `settings_changes` replace the tool's settings (a real Redis, for a test with workers).
+    """
     tool_server = BackgroundServer()
     demo = DemoServer(tmp_path / "demo", tool_url=tool_server.url, **demo_config)
-    settings = replace(
-        Settings.from_env(),
-        instance_dir=tmp_path / "instance",
-        database_url=f"sqlite:///{tmp_path / 'tool.db'}",
-        redis_url="redis://127.0.0.1:9/0",
-        base_url=tool_server.url,
+    tool_settings = {
+        "instance_dir": tmp_path / "instance",
+        "database_url": f"sqlite:///{tmp_path / 'tool.db'}",
+        "redis_url": "redis://127.0.0.1:9/0",
+        "base_url": tool_server.url,
         # the demo LMS on loopback, and nothing more
-        outbound_allow=",".join(filter(None, [urlsplit(demo.url).netloc, allow])),
-    )
+        "outbound_allow": ",".join(filter(None, [urlsplit(demo.url).netloc, allow])),
+    }
+    settings = replace(Settings.from_env(), **{**tool_settings, **(settings_changes or {})})
     app = create_app({"TESTING": True, "SETTINGS": settings})
     tool_server.mount(app)
     tool_server.start()

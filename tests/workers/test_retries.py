@@ -1,0 +1,121 @@
+"""Celery's own retries, through a real worker: a grading that meets a database outage and a
+grade sync that meets an LMS 503 each fail once and succeed on their retry.
+
+Celery retries a task by sending it again through `app.send_task(name, args, kwargs, ...)`:
+an override of send_task with another signature (ours had one) makes every retry raise
+TypeError, and the message is rejected. The sweep is switched off here, so only the retry
+can finish the work.
+"""
+
+import time
+
+import pytest
+import requests
+from sqlalchemy import select
+
+from service.queue import GRADE_SUBMISSION, enqueue
+from service.store import submissions
+from service.store.models import Submission, User
+from tests.pipeline import SOLUTION, Pipeline
+from tests.servers import PostgresCluster, WorkerProcess
+
+pytestmark = [pytest.mark.celery, pytest.mark.slow]
+
+NO_SWEEP = {"sweep_interval_s": 3600, "queued_deadline_s": 3600, "lease_s": 60}
+
+
+def wait_for(check, what, timeout):
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, f"{what} did not happen in {timeout:g} s"
+        time.sleep(0.1)
+
+
+def retried(log, task):
+    """Return whether the worker's log says Celery scheduled a retry of `task`."""
+    return any(
+        f"Task {task}[" in line and "retry: Retry in" in line
+        for line in log.read_text().splitlines()
+    )
+
+
+def refusals(log):
+    """Return the log's lines that say a retry went wrong (the old send_task fault)."""
+    return [
+        line
+        for line in log.read_text().splitlines()
+        if "TypeError" in line or "Reject" in line or "send_task()" in line
+    ]
+
+
+@pytest.mark.postgres
+def test_a_grading_that_meets_a_database_outage_succeeds_on_its_retry(tmp_path, redis_server):
+    cluster = PostgresCluster()
+    cluster.init()
+    cluster.start()
+    pipeline = Pipeline(tmp_path, redis_server, cluster.new_database(), **NO_SWEEP)
+    try:
+        worker = pipeline.start_worker(concurrency=1, queues="grade")
+        placed = pipeline.placed
+        # the row first; its message goes out once the database is away, as a submission
+        # taken just before an outage would be
+        submission_id = submissions.create(
+            pipeline.store, placed.placement_id, placed.user_id, SOLUTION, late=False
+        )
+        pipeline.store.dispose()
+        cluster.stop()
+        assert enqueue(pipeline.app.extensions["celery"], GRADE_SUBMISSION, [submission_id])
+        wait_for(lambda: retried(worker.log, "codeblanks.grade_submission"), "a retry", 60)
+        down_for = time.monotonic()
+        cluster.start()
+        wait_for(
+            lambda: pipeline.statuses([submission_id])[submission_id] == "graded",
+            "the grading on its retry",
+            90,
+        )
+        back_in = time.monotonic() - down_for
+        with pipeline.store.session() as session:
+            row = session.get(Submission, submission_id)
+            assert (row.run_status, row.gradings, row.claims) == ("passed", 1, 1)
+        assert refusals(worker.log) == []
+        print(f"graded {back_in:.1f} s after the database came back")
+    finally:
+        pipeline.stop()
+        cluster.remove()
+
+
+def test_a_sync_that_meets_an_lms_503_succeeds_on_its_retry(tmp_path, redis_server):
+    from tests.service.lti.conftest import make_lms
+    from tests.service.lti.test_flows import signed_in_headers
+
+    changes = {"redis_url": redis_server.url, **NO_SWEEP}
+    lms, tool_server = make_lms(tmp_path, settings_changes=changes)
+    worker = WorkerProcess(Pipeline.env_of(lms.app.config["SETTINGS"]), tmp_path / "worker.log")
+    browser = requests.Session()
+    try:
+        worker.start(concurrency=1)
+        worker.wait_ready()
+        headers, placement_id = signed_in_headers(browser, lms, "ali", lms.link())
+        lms.platform.fail("ags", times=1, status=503)
+        answered = browser.post(
+            f"{lms.tool_url}/api/placements/{placement_id}/answers",
+            json={"question_id": "weighted-average", "answer": "@"},
+            headers=headers,
+            timeout=10,
+        )
+        assert answered.status_code == 201, answered.text
+        wait_for(lambda: retried(worker.log, "codeblanks.sync_grade"), "a retry", 60)
+        wait_for(lambda: lms.platform.scores(user="ali"), "the score in the LMS", 60)
+        [score] = lms.platform.scores(user="ali")
+        assert score.body["scoreGiven"] == 1.0
+        assert score.body["gradingProgress"] == "FullyGraded"
+        assert lms.platform.knobs.hits["ags"] >= 2  # the refused post, then the retried one
+        with lms.store.session() as session:
+            assert session.scalar(select(User.sub)) == lms.platform.user_sub("ali")
+        assert refusals(worker.log) == []
+    finally:
+        browser.close()
+        worker.stop()
+        lms.demo.stop()
+        tool_server.stop()
+        lms.store.dispose()
