@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
+from core.errors import GraderError
 from core.grades import LessonScore
 
 
@@ -21,8 +22,9 @@ class ScorePost:
     user_sub: str
     score: LessonScore
     timestamp: datetime
-    activity_progress: str = "Completed"  # Initialized, Started, InProgress, Submitted, ...
-    grading_progress: str = "FullyGraded"  # Pending while a run is queued or running
+    activity_progress: str = "Completed"  # Submitted while a run is queued or running
+    # always FullyGraded: Moodle blanks the points of any other progress (FINDINGS.md)
+    grading_progress: str = "FullyGraded"
     line_items_url: str = ""  # where to make the line item when there is none
     resource_link_id: str = ""
     resource_id: str = ""  # the lesson id
@@ -36,6 +38,10 @@ class Posted:
 
     response: str
     line_item_url: str
+
+
+class ScoreRefused(GraderError):
+    """The LMS refused the score as no newer than the one it holds (HTTP 409 in Moodle)."""
 
 
 class GradePoster(Protocol):

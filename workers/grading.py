@@ -6,6 +6,7 @@ Celery-free, so that tests drive it directly; workers.tasks wraps it in a task.
 from __future__ import annotations
 
 import enum
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,6 +23,8 @@ from service.store import submissions
 from service.store.database import Store
 from service.store.models import utcnow
 from service.store.submissions import Claim, Held
+
+log = logging.getLogger(__name__)
 
 _SAVE_TRIES = 6  # ~30 s of backoff: a database that blinks does not cost a run
 
@@ -71,9 +74,15 @@ def grade_stored(
         verdict = _grade(lesson, sandbox, claimed)
     except Exception as exc:  # noqa: BLE001  any failure here is ours, never the student's
         problem = f"{type(exc).__name__}: {exc}"
-        if claimed.claims >= settings.grade_attempts:
+        last = claimed.claims >= settings.grade_attempts
+        log.exception(
+            "grading submission %s failed (try %d of %d)%s",
+            submission_id, claimed.claims, settings.grade_attempts,
+            "; giving up" if last else "; retrying",
+        )  # fmt: skip
+        if last:
             return _give_up(store, claimed, lesson, problem, clock)
-        _save(lambda: submissions.release(store, claimed, clock()))
+        _save(lambda: submissions.release(store, claimed, clock(), problem=problem))
         return Graded(Outcome.RETRY, retry_in_s=2.0**claimed.claims)
     saved = _save(lambda: submissions.finish(store, claimed, verdict, clock(), lesson=lesson))
     if not saved:

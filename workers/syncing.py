@@ -6,19 +6,27 @@ Celery-free, so that tests drive it directly; workers.tasks wraps it in a task w
 from __future__ import annotations
 
 import enum
+import logging
 import random
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from core.lessons import Catalog
-from core.platforms import GradePoster, ScorePost
+from core.platforms import GradePoster, ScorePost, ScoreRefused
 from service.store import grades
 from service.store.database import Store
 from service.store.models import utcnow
 
 _BACKOFF_BASE_S = 5.0
 _BACKOFF_CAP_S = 1800.0
+_SECOND = timedelta(seconds=1)
+_COALESCE = timedelta(seconds=1.5)  # wait at most this long for a later whole second
+_TURN = timedelta(seconds=60)  # a post's turn: past the outbound deadline, re-post included
+_TURN_POLL_S = 2.0
+
+log = logging.getLogger(__name__)
 
 
 class Synced(enum.StrEnum):
@@ -29,12 +37,13 @@ class Synced(enum.StrEnum):
     RETRY = "retry"
     FAILED = "failed"  # out of attempts; the teacher sees it and may resend
     HELD = "held"  # a regraded score of the pair waits for the teacher: sent with it
+    WAIT = "wait"  # the pair's next post must wait (its turn, or the next whole second)
     NOTHING_TO_DO = "nothing_to_do"
 
 
 @dataclass(frozen=True)
 class SyncResult:
-    """The outcome, and for RETRY, when to try again."""
+    """The outcome, and for RETRY and WAIT, when to try again."""
 
     outcome: Synced
     retry_in_s: float = 0.0
@@ -54,8 +63,15 @@ def sync_grade(
     placement_id: int,
     max_attempts: int,
     clock: Callable[[], datetime] = utcnow,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> SyncResult:
-    """Compute the user's lesson score, keep it, and post it for every pending sync."""
+    """Compute the user's lesson score, keep it, and post it for every pending sync.
+
+    One sync of a pair posts at a time, with a timestamp strictly later, in whole seconds,
+    than the last one the LMS accepted (Moodle refuses any other with a 409). A change in
+    the same second as the last post waits for the next second, and every change made
+    meanwhile goes out with it, in one post of the latest score.
+    """
     now = clock()
     with store.session() as session:
         found = grades.pending(session, placement_id, user_id)
@@ -82,37 +98,86 @@ def sync_grade(
             )
             grades.settle(session, ids, grades.SKIPPED, now, lesson=score, error=reason)
             return SyncResult(Synced.SKIPPED)
+        held = grades.holds(session, placement_id, user_id)
+        if held.posting_until is not None and held.posting_until > now:
+            # another sync of the pair is posting: look again when it should have ended
+            wait = (held.posting_until - now).total_seconds()
+            return SyncResult(Synced.WAIT, retry_in_s=min(max(wait, 0.2), _TURN_POLL_S))
+        stamp = next_stamp(held.at, now)
+        if timedelta(0) < stamp - now <= _COALESCE:
+            # the LMS holds a score of this second: post in the next one, with what is new then
+            return SyncResult(Synced.WAIT, retry_in_s=(stamp - now).total_seconds() + 0.05)
+        if not grades.take_turn(session, placement_id, user_id, now, now + _TURN):
+            return SyncResult(Synced.WAIT, retry_in_s=0.5)
         pending_run = grades.in_flight(session, placement_id, user_id)
         post = ScorePost(
             found.platform_id,
             placement.line_item_url or "",
             found.user_sub,
             score,
-            now,
+            stamp,
+            # FullyGraded always: Moodle blanks the points of a Pending score
             activity_progress="Submitted" if pending_run else "Completed",
-            grading_progress="Pending" if pending_run else "FullyGraded",
             line_items_url=found.line_items_url,
             resource_link_id=placement.resource_link_id,
             resource_id=placement.lesson_id,
             label=placement.title or lesson.title,
         )
     try:
-        posted = poster.post(post)
+        try:
+            posted = poster.post(post)
+        except ScoreRefused as refused:
+            # the LMS holds a timestamp we did not record (a post whose answer was lost, or
+            # a clock ahead of ours): once more, a second later, then the normal backoff
+            log.info(
+                "sync of user %s on placement %s: %s; posting again", user_id, placement_id, refused
+            )
+            post = replace(post, timestamp=post.timestamp + _SECOND)
+            _sleep_until(post.timestamp, clock, sleep)
+            posted = poster.post(post)
     except Exception as exc:  # noqa: BLE001  whatever broke, the outbox row says so
-        return _failed(
-            store, ids, found.attempts + 1, max_attempts, f"{type(exc).__name__}: {exc}", now
-        )
+        error = f"{type(exc).__name__}: {exc}"
+        log.warning(
+            "sync of user %s on placement %s failed (attempt %d of %d): %s",
+            user_id, placement_id, found.attempts + 1, max_attempts, error,
+        )  # fmt: skip
+        return _failed(store, found, user_id, found.attempts + 1, max_attempts, error, now)
     with store.session() as session:
         if posted.line_item_url and posted.line_item_url != post.line_item_url:
             grades.set_line_item(session, placement_id, posted.line_item_url)
         grades.settle(session, ids, grades.SENT, clock(), lesson=score, response=posted.response)
+        grades.end_turn(session, placement_id, user_id, accepted=score, at=post.timestamp)
     return SyncResult(Synced.SENT)
 
 
+def next_stamp(last: datetime | None, now: datetime) -> datetime:
+    """Return the timestamp of the next post: now in whole seconds, and after `last`."""
+    stamp = now.replace(microsecond=0)
+    if last is not None and stamp <= last:
+        stamp = last.replace(microsecond=0) + _SECOND
+    return stamp
+
+
+def _sleep_until(
+    moment: datetime, clock: Callable[[], datetime], sleep: Callable[[float], None]
+) -> None:
+    ahead = (moment - clock()).total_seconds()
+    if 0 < ahead <= _COALESCE.total_seconds():
+        sleep(ahead)
+
+
 def _failed(
-    store: Store, ids: tuple[int, ...], attempt: int, max_attempts: int, error: str, now: datetime
+    store: Store,
+    found: grades.Pending,
+    user_id: int,
+    attempt: int,
+    max_attempts: int,
+    error: str,
+    now: datetime,
 ) -> SyncResult:
+    ids = found.sync_ids
     with store.session() as session:
+        grades.end_turn(session, found.placement.id, user_id)
         if attempt >= max_attempts:
             grades.settle(session, ids, grades.FAILED, now, error=error)
             return SyncResult(Synced.FAILED)

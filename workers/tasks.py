@@ -62,7 +62,7 @@ def sync_grade(self: Task, user_id: int, placement_id: int) -> str:
         )
     except DBAPIError as exc:
         _retry(self, backoff(self.request.retries + 1), exc)
-    if result.outcome is Synced.RETRY:
+    if result.outcome in (Synced.RETRY, Synced.WAIT):
         _retry(self, result.retry_in_s)
     return result.outcome.value
 

@@ -2,18 +2,23 @@
 
 Implements core.platforms.GradePoster. Scores go through pylti1p3's AGS service (its Grade,
 LineItem and score URL handling, which keeps Moodle's `?type_id=N` query intact) over our
-CachingConnector (shared access tokens, timeouts). Posting the same score twice is harmless:
-the LMS keeps the latest by timestamp.
+CachingConnector (shared access tokens, timeouts). Timestamps go in whole seconds, the
+resolution Moodle compares them at; a 409 (a timestamp no later than the LMS's own) raises
+ScoreRefused, which workers.syncing answers with one re-post a second later.
 """
 
 from __future__ import annotations
 
+from http import HTTPStatus
+from typing import NoReturn
+
 from pylti1p3.assignments_grades import AssignmentsGradesService
+from pylti1p3.exception import LtiServiceException
 from pylti1p3.grade import Grade
 from pylti1p3.lineitem import LineItem
 
 from core.errors import GraderError
-from core.platforms import Posted, ScorePost
+from core.platforms import Posted, ScorePost, ScoreRefused
 from service.lti.services import AGS_SCOPES, CachingConnector, describe
 from service.store.models import Platform
 
@@ -48,12 +53,21 @@ class AgsPoster:
         try:
             line_item_url = score_post.line_item_url or self._create_line_item(service, score_post)
             service.put_grade(self._grade(score_post, platform), LineItem({"id": line_item_url}))
+        except LtiServiceException as exc:
+            if exc.response.status_code == HTTPStatus.CONFLICT:
+                # Moodle's answer to a timestamp no later, in whole seconds, than its own
+                raise ScoreRefused(f"the LMS refused the score: {describe(exc)}") from exc
+            self._failed(exc, platform)
         except Exception as exc:  # noqa: BLE001  any failure of the LMS call is retried
-            if "401" in describe(exc):
-                self._lti.tokens.forget(platform.id)
-            raise GraderError(f"the LMS refused the score: {describe(exc)}") from exc
+            self._failed(exc, platform)
         # the LMS's own answer is never shown on a page (the teacher's gradebook shows this)
         return Posted(response="The LMS accepted the score.", line_item_url=line_item_url)
+
+    def _failed(self, exc: Exception, platform: Platform) -> NoReturn:
+        why = describe(exc)
+        if "401" in why:
+            self._lti.tokens.forget(platform.id)
+        raise GraderError(f"the LMS refused the score: {why}") from exc
 
     def _create_line_item(self, service: AssignmentsGradesService, post: ScorePost) -> str:
         if not post.line_items_url:
@@ -79,7 +93,7 @@ class AgsPoster:
             .set_score_maximum(post.score.maximum)
             .set_activity_progress(post.activity_progress)
             .set_grading_progress(post.grading_progress)
-            .set_timestamp(post.timestamp.isoformat(timespec="milliseconds"))
+            .set_timestamp(post.timestamp.isoformat(timespec="seconds"))
             .set_user_id(post.user_sub)
         )
         if "instructure.com" in platform.issuer or post.canvas:

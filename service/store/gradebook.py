@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 
 from core.grades import LessonScore, lesson_score
 from core.lessons import Lesson
-from service.store.models import GradeSync, Placement, QuestionAnswer, Submission
+from service.store.models import Grade, GradeSync, Placement, QuestionAnswer, Submission
 
 Pair = tuple[int, int]  # (placement id, user id)
 
@@ -43,6 +43,13 @@ class SyncState:
     error: str | None
     response: str | None
     updated_at: datetime | None
+    holds: LessonScore | None = None  # the last score the LMS accepted: what it shows
+    given: float | None = None  # the score the newest sync carries (once it was computed)
+
+    @property
+    def behind(self) -> bool:
+        """Return whether the LMS holds another score than the newest sync carries."""
+        return self.given is not None and (self.holds is None or self.holds.given != self.given)
 
 
 def work(session: Session, placement_ids: list[int]) -> dict[Pair, Work]:
@@ -97,8 +104,23 @@ def syncs(session: Session, placement_ids: list[int]) -> dict[Pair, SyncState]:
     )
     for row in rows:
         newest[(row.placement_id, row.user_id)] = row
+    held = {
+        (placement_id, user_id): LessonScore(given, maximum or 0.0)
+        for placement_id, user_id, given, maximum in session.execute(
+            select(Grade.placement_id, Grade.user_id, Grade.lms_given, Grade.lms_maximum).where(
+                Grade.placement_id.in_(placement_ids), Grade.lms_given.is_not(None)
+            )
+        )
+    }
     return {
-        pair: SyncState(row.status, row.last_error, row.lms_response, row.updated_at)
+        pair: SyncState(
+            row.status,
+            row.last_error,
+            row.lms_response,
+            row.updated_at,
+            holds=held.get(pair),
+            given=row.score_given,
+        )
         for pair, row in newest.items()
     }
 

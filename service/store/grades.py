@@ -6,7 +6,18 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, Float, Row, bindparam, case, func, insert, select, update
+from sqlalchemy import (
+    Connection,
+    Float,
+    Row,
+    bindparam,
+    case,
+    func,
+    insert,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.orm import Session
 
 from core.grades import LessonScore, lesson_score
@@ -205,6 +216,68 @@ def in_flight(session: Session, placement_id: int, user_id: int) -> bool:
             .limit(1)
         )
         is not None
+    )
+
+
+@dataclass(frozen=True)
+class Holds:
+    """What the LMS holds of a pair (the last accepted post), and who is posting now."""
+
+    given: float | None
+    maximum: float | None
+    at: datetime | None  # the accepted post's timestamp, whole seconds
+    posting_until: datetime | None  # a sync's turn to post ends then (None: nobody's turn)
+
+
+def holds(session: Session, placement_id: int, user_id: int) -> Holds:
+    """Return what the LMS holds of the pair, as far as the tool knows."""
+    row = session.execute(
+        select(Grade.lms_given, Grade.lms_maximum, Grade.lms_at, Grade.posting_until).where(
+            Grade.placement_id == placement_id, Grade.user_id == user_id
+        )
+    ).first()
+    return Holds(*row) if row is not None else Holds(None, None, None, None)
+
+
+def take_turn(
+    session: Session, placement_id: int, user_id: int, now: datetime, until: datetime
+) -> bool:
+    """Take the pair's turn to post until `until`, unless another sync holds it; say whether.
+
+    A conditional update: of two syncs at once, one takes it. A sync that dies holding the
+    turn loses it at `until`.
+    """
+    return (
+        changed(
+            session,
+            update(Grade)
+            .where(
+                Grade.placement_id == placement_id,
+                Grade.user_id == user_id,
+                or_(Grade.posting_until.is_(None), Grade.posting_until <= now),
+            )
+            .values(posting_until=until),
+        )
+        == 1
+    )
+
+
+def end_turn(
+    session: Session,
+    placement_id: int,
+    user_id: int,
+    accepted: LessonScore | None = None,
+    at: datetime | None = None,
+) -> None:
+    """End the pair's turn to post; with `accepted`, record it as what the LMS now holds."""
+    values: dict[str, object] = {"posting_until": None}
+    if accepted is not None:
+        values |= {"lms_given": accepted.given, "lms_maximum": accepted.maximum, "lms_at": at}
+    changed(
+        session,
+        update(Grade)
+        .where(Grade.placement_id == placement_id, Grade.user_id == user_id)
+        .values(**values),
     )
 
 

@@ -238,6 +238,13 @@ class Grade(Base):
     score_given: Mapped[float] = mapped_column(Float)
     score_maximum: Mapped[float] = mapped_column(Float)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # what the LMS holds: the last score it accepted, and that post's timestamp (whole
+    # seconds: Moodle refuses a score not strictly later, in seconds, than the one it has)
+    lms_given: Mapped[float | None] = mapped_column(Float)
+    lms_maximum: Mapped[float | None] = mapped_column(Float)
+    lms_at: Mapped[datetime | None]
+    # one post of the pair at a time: a sync holds the pair until this time, or until it ends
+    posting_until: Mapped[datetime | None]
 
 
 class GradeSync(Base):

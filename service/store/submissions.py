@@ -251,8 +251,12 @@ def fail(
     return finish(store, held, verdict, now, grader_error=problem, lesson=lesson)
 
 
-def release(store: Store, held: Claim, now: datetime) -> bool:
-    """Give the submission back to the queue (the grader failed; it will be tried again)."""
+def release(store: Store, held: Claim, now: datetime, problem: str | None = None) -> bool:
+    """Give the submission back to the queue (the grader failed; it will be tried again).
+
+    `problem` is kept as its grader error, so that its teacher sees "grader error, retrying"
+    until a verdict replaces it.
+    """
     with store.session() as session:
         released = changed(
             session,
@@ -262,7 +266,13 @@ def release(store: Store, held: Claim, now: datetime) -> bool:
                 Submission.lease_token == held.token,
                 Submission.status == RUNNING,
             )
-            .values(status=QUEUED, lease_token=None, lease_expires_at=None, enqueued_at=now),
+            .values(
+                status=QUEUED,
+                lease_token=None,
+                lease_expires_at=None,
+                enqueued_at=now,
+                grader_error=problem,
+            ),
         )
         return released == 1
 

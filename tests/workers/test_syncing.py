@@ -6,13 +6,13 @@ from sqlalchemy import select
 
 from core.errors import GraderError
 from core.grades import LessonScore
-from core.platforms import Posted, ScorePost
-from service.store import grades
+from core.platforms import Posted, ScorePost, ScoreRefused
+from service.store import grades, submissions
 from service.store.database import Store
 from service.store.migrate import upgrade
 from service.store.models import Grade, GradeSync, QuestionAnswer, utcnow
 from tests.factories import place
-from workers.syncing import Synced, backoff, sync_grade
+from workers.syncing import Synced, backoff, next_stamp, sync_grade
 
 LINE_ITEM = "https://lms.example/courses/1/line_items/7"
 
@@ -141,3 +141,141 @@ def test_a_change_waits_while_a_regraded_score_awaits_review(store, catalog):
     assert run(store, catalog, poster, placed).outcome is Synced.SENT  # the teacher sent it
     assert len(poster.posts) == 1
     assert [sync.status for sync in syncs(store)] == ["sent", "sent"]
+
+
+class Clock:
+    """A clock the test moves by hand."""
+
+    def __init__(self, start):
+        self.now = start
+        self.slept = []
+
+    def __call__(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.slept.append(seconds)
+        self.now += timedelta(seconds=seconds)
+
+
+def answer(store, placed, question_id, now):
+    """One more right answer of the student, and the sync that it asks for."""
+    with store.session() as session:
+        session.add(
+            QuestionAnswer(
+                placement_id=placed.placement_id, user_id=placed.user_id,
+                question_id=question_id, answer=1, earned=1.0, possible=1.0,
+            )
+        )  # fmt: skip
+        grades.needs_sync(session, placed.placement_id, placed.user_id, now)
+
+
+def run_at(store, catalog, poster, placed, clock, attempts=3):
+    return sync_grade(
+        store, catalog, poster, placed.user_id, placed.placement_id, attempts,
+        clock=clock, sleep=clock.sleep,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def clock():
+    return Clock(utcnow().replace(microsecond=300_000))
+
+
+def test_changes_within_one_second_go_out_as_one_later_post(store, catalog, clock):
+    placed = answered(store)
+    poster = FakePoster()
+    assert run_at(store, catalog, poster, placed, clock).outcome is Synced.SENT
+    first_second = clock.now.replace(microsecond=0)
+    for question_id in ("scale-scores", "steps"):
+        clock.now += timedelta(milliseconds=200)
+        answer(store, placed, question_id, clock.now)
+        waited = run_at(store, catalog, poster, placed, clock)
+        # Moodle would refuse a second score in this second: wait for the next one
+        assert waited.outcome is Synced.WAIT
+        assert 0 < waited.retry_in_s <= 1.0
+    assert len(poster.posts) == 1
+    clock.now = first_second + timedelta(seconds=1, milliseconds=50)
+    assert run_at(store, catalog, poster, placed, clock).outcome is Synced.SENT
+    assert run_at(store, catalog, poster, placed, clock).outcome is Synced.NOTHING_TO_DO
+    first, last = poster.posts
+    assert first.timestamp == first_second and first.score == LessonScore(1.0, 8.0)
+    assert last.timestamp == first_second + timedelta(seconds=1)
+    assert last.score.given == 3.0  # the three answers in one post
+    assert {s.status for s in syncs(store)} == {"sent"}
+
+
+@dataclass
+class RefusingPoster(FakePoster):
+    """Answers the first `refusals` posts as Moodle does a score it holds a later one of."""
+
+    refusals: int = 1
+
+    def post(self, score_post):
+        self.posts.append(score_post)
+        if len(self.posts) <= self.refusals:
+            raise ScoreRefused("the LMS refused the score: HTTP 409 Conflict")
+        return Posted("The LMS accepted the score.", score_post.line_item_url)
+
+
+def test_a_409_is_answered_by_one_post_a_second_later(store, catalog, clock):
+    placed = answered(store)
+    poster = RefusingPoster(refusals=1)
+    assert run_at(store, catalog, poster, placed, clock).outcome is Synced.SENT
+    refused, accepted = poster.posts
+    assert accepted.timestamp == refused.timestamp + timedelta(seconds=1)
+    assert clock.now >= accepted.timestamp  # it waited for that second: never a future stamp
+    assert clock.slept and sum(clock.slept) <= 1.0
+    [sync] = syncs(store)
+    assert (sync.status, sync.attempts) == ("sent", 1)
+    with store.session() as session:
+        held = grades.holds(session, placed.placement_id, placed.user_id)
+    assert (held.given, held.at, held.posting_until) == (1.0, accepted.timestamp, None)
+
+
+def test_a_second_409_goes_to_the_backoff_and_frees_the_pair(store, catalog, clock):
+    placed = answered(store)
+    poster = RefusingPoster(refusals=2)
+    failed = run_at(store, catalog, poster, placed, clock)
+    assert failed.outcome is Synced.RETRY and failed.retry_in_s >= 4
+    assert len(poster.posts) == 2
+    [sync] = syncs(store)
+    assert sync.status == "pending" and "409" in sync.last_error
+    clock.now += timedelta(seconds=failed.retry_in_s)
+    assert run_at(store, catalog, poster, placed, clock).outcome is Synced.SENT
+
+
+def test_a_run_in_flight_never_posts_pending(store, catalog, clock):
+    placed = answered(store)
+    submissions.create(store, placed.placement_id, placed.user_id, "print(1)", late=False)
+    poster = FakePoster()
+    assert run_at(store, catalog, poster, placed, clock).outcome is Synced.SENT
+    [post] = poster.posts
+    # Moodle blanks the points of any score that is not FullyGraded
+    assert post.grading_progress == "FullyGraded" and post.activity_progress == "Submitted"
+    assert post.score == LessonScore(1.0, 8.0)  # the points earned so far stay in the LMS
+
+
+def test_one_post_of_a_pair_at_a_time(store, catalog, clock):
+    placed = answered(store)
+    poster = FakePoster()
+    with store.session() as session:
+        grades.save_grade(
+            session, placed.placement_id, placed.user_id, LessonScore(0, 8), clock.now
+        )
+        until = clock.now + timedelta(seconds=30)
+        assert grades.take_turn(session, placed.placement_id, placed.user_id, clock.now, until)
+        assert not grades.take_turn(session, placed.placement_id, placed.user_id, clock.now, until)
+    busy = run_at(store, catalog, poster, placed, clock)
+    assert busy.outcome is Synced.WAIT and poster.posts == []
+    clock.now = until  # the holder died: its turn ends at its own deadline
+    assert run_at(store, catalog, poster, placed, clock).outcome is Synced.SENT
+
+
+def test_next_stamp_is_whole_seconds_after_the_last_accepted(clock):
+    now = clock.now
+    second = now.replace(microsecond=0)
+    assert next_stamp(None, now) == second
+    assert next_stamp(second - timedelta(seconds=5), now) == second
+    assert next_stamp(second, now) == second + timedelta(seconds=1)
+    assert next_stamp(second + timedelta(seconds=9), now) == second + timedelta(seconds=10)

@@ -225,6 +225,52 @@ def test_resend_makes_failed_syncs_pending_again_and_enqueues_them(client, store
     )
 
 
+def test_the_gradebook_shows_what_the_lms_holds_while_a_newer_score_is_on_its_way(
+    client, store, teacher
+):
+    from core.grades import LessonScore
+
+    now = utcnow()
+    with store.session() as session:
+        grades.save_grade(session, teacher.placement_id, teacher.user_id, LessonScore(6, 8), now)
+        grades.end_turn(
+            session, teacher.placement_id, teacher.user_id, accepted=LessonScore(1, 8), at=now
+        )
+        session.add(GradeSync(placement_id=teacher.placement_id, user_id=teacher.user_id,
+                              status="pending", score_given=6.0, score_maximum=8.0,
+                              last_error="HTTP 503 Service Unavailable"))  # fmt: skip
+    text = text_of(
+        client.get(f"/teach/courses/{teacher.platform_id}").get_data(as_text=True), spaced=True
+    )
+    assert "LMS: pending" in text and "the LMS shows 1" in text
+    with store.session() as session:
+        grades.end_turn(
+            session, teacher.placement_id, teacher.user_id, accepted=LessonScore(6, 8), at=now
+        )
+        session.execute(update(GradeSync).values(status="sent", last_error=None))
+    text = text_of(
+        client.get(f"/teach/courses/{teacher.platform_id}").get_data(as_text=True), spaced=True
+    )
+    assert "LMS: sent" in text and "the LMS shows 1" not in text  # it holds what was sent
+    assert "the LMS shows 6" not in text
+
+
+def test_a_grader_error_shows_the_teacher_that_it_is_retried(client, store, teacher):
+    from service.store import submissions
+
+    with store.session() as session:
+        row = Submission(placement_id=teacher.placement_id, user_id=teacher.user_id, source="x")
+        session.add(row)
+        session.flush()
+        submission_id = row.id
+    claimed = submissions.claim(store, submission_id, 60, utcnow())
+    problem = "GraderError: the sandbox could not start"
+    assert submissions.release(store, claimed, utcnow(), problem=problem)
+    url = f"/teach/placements/{teacher.placement_id}/students/{teacher.user_id}"
+    text = text_of(client.get(url).get_data(as_text=True), spaced=True)
+    assert "grader error, retrying" in text and "the sandbox could not start" in text
+
+
 def test_a_students_submissions_in_full_for_the_teacher(client, store, teacher, course):
     submission_id = work(store, teacher, submission=RunStatus.FAILED)
     with store.session() as session:
