@@ -1,3 +1,4 @@
+import logging
 from dataclasses import replace
 from datetime import timedelta
 
@@ -102,6 +103,21 @@ def test_a_grader_crash_is_retried_then_ends_as_a_visible_error(
     assert "our fault" in saved.feedback
     with store.session() as session:
         assert session.query(GradeSync).count() == 1
+
+
+def test_a_grader_crash_is_logged_with_its_traceback_at_the_first_failure(
+    store, catalog, settings, queued, caplog
+):
+    settings = replace(settings, grade_attempts=3)
+    with caplog.at_level(logging.ERROR, logger="workers.grading"):
+        graded = grade_stored(store, catalog, crashes(KeyError("bug")), settings, queued)
+    assert graded.outcome is Outcome.RETRY
+    [record] = caplog.records
+    assert f"grading submission {queued} failed (try 1 of 3); retrying" in record.getMessage()
+    assert record.exc_info is not None and record.exc_info[0] is KeyError  # the traceback
+    saved = row(store, queued)
+    # queued again, and its teacher's page says why: "grader error, retrying"
+    assert saved.status == "queued" and saved.grader_error == "KeyError: 'bug'"
 
 
 def test_a_submission_that_keeps_losing_its_workers_ends_as_an_error(
