@@ -2,6 +2,7 @@
 
 import html
 import re
+import time
 from urllib.parse import parse_qsl, urljoin, urlsplit
 
 import jwt
@@ -169,7 +170,8 @@ def test_answers_reach_the_platform_gradebook_with_the_right_fields(lms, browser
     assert body["userId"] == lms.platform.user_sub("ali")
     assert body["scoreGiven"] == 1.0 and body["scoreMaximum"] == 8.0
     assert body["activityProgress"] == "Completed" and body["gradingProgress"] == "FullyGraded"
-    assert re.match(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00$", body["timestamp"])
+    # whole seconds: the resolution Moodle compares timestamps at
+    assert re.match(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00$", body["timestamp"])
 
 
 def test_line_item_is_made_when_the_launch_gave_none(lms, browser):
@@ -196,6 +198,16 @@ def test_line_item_is_made_when_the_launch_gave_none(lms, browser):
     assert lms.platform.scores(item.id)[0].body["scoreGiven"] == 1.0
 
 
+def sync_as_the_task_would(lms, poster, user_id, placement_id):
+    """Run the sync; on WAIT (the LMS holds a score of this second), wait as the task's
+    retry would, and run it again."""
+    while True:
+        result = sync_grade(lms.store, lms.lti.catalog, poster, user_id, placement_id, 3)
+        if result.outcome is not Synced.WAIT:
+            return result
+        time.sleep(result.retry_in_s)
+
+
 def test_service_tokens_are_cached_and_lms_outages_retry(lms, browser):
     link = lms.link()
     headers, placement_id = signed_in_headers(browser, lms, "ali", link)
@@ -210,24 +222,46 @@ def test_service_tokens_are_cached_and_lms_outages_retry(lms, browser):
             json={"question_id": question, "answer": answer},
             headers=headers,
         )
-        assert (
-            sync_grade(lms.store, lms.lti.catalog, poster, user_id, placement_id, 3).outcome
-            is Synced.SENT
-        )
+        assert sync_as_the_task_would(lms, poster, user_id, placement_id).outcome is Synced.SENT
     assert lms.lti.tokens.requested == 1
-    lms.platform.fail("ags", times=1)
+    lms.platform.fail("ags", times=1, status=503)
     requests.post(
         f"{lms.tool_url}/api/placements/{placement_id}/answers",
         json={"question_id": "concepts", "answer": {}},
         headers=headers,
     )
-    failed = sync_grade(lms.store, lms.lti.catalog, poster, user_id, placement_id, 3)
+    failed = sync_as_the_task_would(lms, poster, user_id, placement_id)
     assert failed.outcome is Synced.RETRY
-    assert (
-        sync_grade(lms.store, lms.lti.catalog, poster, user_id, placement_id, 3).outcome
-        is Synced.SENT
-    )
+    assert sync_as_the_task_would(lms, poster, user_id, placement_id).outcome is Synced.SENT
     assert lms.platform.scores(user="ali")[-1].body["scoreGiven"] == 2.0
+
+
+def test_scores_within_one_second_reach_a_moodle_strict_lms_as_the_latest(lms, browser):
+    link = lms.link()
+    headers, placement_id = signed_in_headers(browser, lms, "ali", link)
+    with lms.store.session() as session:
+        user_id = session.scalar(select(User.id))
+    poster = AgsPoster(lms.lti)
+    import requests
+
+    answers = (("rnn-advantage", 1), ("weighted-average", "@"), ("concepts", {}))
+    results = []
+    for question, answer in answers:
+        requests.post(
+            f"{lms.tool_url}/api/placements/{placement_id}/answers",
+            json={"question_id": question, "answer": answer},
+            headers=headers,
+        )
+        results.append(sync_grade(lms.store, lms.lti.catalog, poster, user_id, placement_id, 3))
+    # whatever the second boundaries, a sync either posts or waits: none is refused
+    assert {r.outcome for r in results} <= {Synced.SENT, Synced.WAIT}
+    assert sync_as_the_task_would(lms, poster, user_id, placement_id).outcome in (
+        Synced.SENT, Synced.NOTHING_TO_DO
+    )  # fmt: skip
+    scores = lms.platform.scores(user="ali")
+    assert scores[-1].body["scoreGiven"] == 2.0  # the latest, in the LMS
+    stamps = [s.body["timestamp"] for s in scores]
+    assert stamps == sorted(set(stamps))  # strictly later, second by second
 
 
 def test_roster_lists_students_who_never_launched(lms, browser):
