@@ -113,7 +113,11 @@ def save(
 
 
 def post_score(platform: DemoPlatform, item: LineItem, content_type: str, body: object) -> Score:
-    """Check a score against the AGS schema (and Canvas's extension), then keep it."""
+    """Check a score against the AGS schema (and Canvas's extension), then keep it.
+
+    A score whose timestamp is not a later whole second than the grade held is kept as
+    refused and answered 409, as Moodle does.
+    """
     if content_type != SCORE_TYPE:
         raise DemoError(415, f"Content-Type must be {SCORE_TYPE}, got {content_type!r}")
     if not isinstance(body, dict):
@@ -138,7 +142,10 @@ def post_score(platform: DemoPlatform, item: LineItem, content_type: str, body: 
         raise DemoError(400, "comment must be a string")
     if CANVAS_SUBMISSION in body:
         _canvas_submission(body[CANVAS_SUBMISSION])
-    return platform.store.add_score(item.id, user_id, body)
+    score = platform.store.add_score(item.id, user_id, body)
+    if not score.applied:
+        raise DemoError(409, refusal(score))
+    return score
 
 
 def results(
@@ -178,6 +185,14 @@ def latest_scores(
 def scaled(item: LineItem, body: dict[str, Any]) -> float:
     """Return a score's points on the line item's scale (as Moodle and Canvas show them)."""
     return float(body["scoreGiven"]) * item.score_maximum / float(body["scoreMaximum"])
+
+
+def refusal(score: Score) -> str:
+    """Return why a score was refused, in Moodle's words."""
+    return (
+        f"Refusing score with an earlier timestamp for item {score.lineitem_id}"
+        f" and user {score.user_id}"
+    )
 
 
 def _course(course_id: str) -> None:

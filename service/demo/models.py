@@ -101,7 +101,11 @@ class LineItem:
 
 @dataclass(frozen=True)
 class Score:
-    """One score the tool posted, kept whole; `applied` is False when it arrived out of date."""
+    """One score the tool posted, kept whole as received; `applied` is False when refused.
+
+    A refused score was answered 409 (not a later second than the grade held); it is kept so
+    the gradebook page can show every score received.
+    """
 
     id: int
     lineitem_id: int

@@ -35,7 +35,13 @@ def register_pages(bp: Blueprint, platform: DemoPlatform) -> None:
 
     @bp.context_processor
     def helpers() -> dict[str, object]:
-        return {"course": COURSE, "points": points, "when": when, "scaled": ags.scaled}
+        return {
+            "course": COURSE,
+            "points": points,
+            "when": when,
+            "scaled": ags.scaled,
+            "refusal": ags.refusal,
+        }
 
     @bp.get("/")
     def course() -> str:

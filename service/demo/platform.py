@@ -218,7 +218,7 @@ class DemoPlatform:
 
     # grades and failures
     def scores(self, lineitem_id: int | None = None, user: str | None = None) -> list[Score]:
-        """Return every score received (applied or not), oldest first."""
+        """Return every score received (applied or refused), oldest first."""
         return self.store.scores(lineitem_id, self.user_sub(user) if user else None)
 
     def gradebook(self) -> dict[tuple[str, int], Score]:

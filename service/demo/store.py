@@ -8,12 +8,13 @@ import sqlite3
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, replace
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from service.demo.models import LineItem, Link, Score, Tool
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tools (client_id TEXT PRIMARY KEY, data TEXT NOT NULL,
                                   created REAL NOT NULL);
@@ -146,15 +147,19 @@ class Store:
 
     # scores
     def add_score(self, lineitem_id: int, user_id: str, body: dict[str, Any]) -> Score:
-        """Keep a received score; apply it unless an applied one has a later timestamp."""
-        stamp = datetime.fromisoformat(body["timestamp"])
+        """Keep a received score; apply it only if it is a later second than every applied one.
+
+        A score not applied is kept too (applied=False): the caller answers it with a 409.
+        """
+        second = whole_second(body["timestamp"])
         with self._tx() as db:
             rows = db.execute(
                 "SELECT timestamp FROM scores WHERE lineitem_id = ? AND user_id = ? AND applied",
                 (lineitem_id, user_id),
             ).fetchall()
-            # The AGS spec: never let an older score overwrite a newer one (retries, reorders).
-            applied = all(datetime.fromisoformat(r[0]) <= stamp for r in rows)
+            # Moodle refuses a score unless its timestamp is later than the grade it holds, in
+            # whole seconds: a retry, a reorder or a second score in the same second loses.
+            applied = all(whole_second(r[0]) < second for r in rows)
             now = time.time()
             cur = db.execute(
                 "INSERT INTO scores (lineitem_id, user_id, body, timestamp, received, applied)"
@@ -217,6 +222,11 @@ class Store:
                 (kind, key, max(until, time.time() + 3600)),
             )
         return cur.rowcount == 1
+
+
+def whole_second(timestamp: str) -> int:
+    """Return an ISO 8601 timestamp as Unix seconds, the fraction dropped (PHP's strtotime)."""
+    return (datetime.fromisoformat(timestamp) - _EPOCH) // timedelta(seconds=1)
 
 
 def _tool(data: str) -> Tool:

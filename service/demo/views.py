@@ -128,7 +128,7 @@ def register_views(bp: Blueprint, platform: DemoPlatform) -> None:
         item = ags.find(platform, access, course_id, item_id)
         score = ags.post_score(platform, item, request.mimetype, body())
         url = platform.lineitem_url(item).split("?")[0]
-        return jsonify({"resultUrl": f"{url}/results/{score.user_id}", "applied": score.applied})
+        return jsonify({"resultUrl": f"{url}/results/{score.user_id}"})
 
     @bp.get("/courses/<course_id>/lineitems/<int:item_id>/results")
     def results(course_id: str, item_id: int) -> Response:

@@ -16,8 +16,17 @@ LINEITEM_TYPE = "application/vnd.ims.lis.v2.lineitem+json"
 CANVAS = "https://canvas.instructure.com/lti/submission"
 
 
+# A fixed instant, so tests about whole seconds do not depend on how fast they run.
+EPOCH = datetime(2026, 5, 1, 10, 0, tzinfo=UTC)
+
+
 def stamp(seconds_from_now: float = 0) -> str:
     return (datetime.now(UTC) + timedelta(seconds=seconds_from_now)).isoformat()
+
+
+def at(seconds: float) -> str:
+    """Return the ISO timestamp `seconds` after 2026-05-01 10:00:00 UTC."""
+    return (EPOCH + timedelta(seconds=seconds)).isoformat()
 
 
 def score(**changes: Any) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from tests.demo.scores import (
     LINEITEM_TYPE,
     READ_ONLY,
     SCORE_TYPE,
+    at,
     post_score,
     score,
     stamp,
@@ -123,27 +124,103 @@ def test_a_read_only_token_cannot_post_scores(
     assert demo.platform.scores() == []
 
 
-def test_an_older_score_is_kept_but_not_applied(
-    demo: DemoServer, item: LineItem, auth: dict[str, str]
-) -> None:
-    newer, older = score(scoreGiven=9, timestamp=stamp()), score(scoreGiven=3, timestamp=stamp(-60))
-    assert post_score(demo, item, newer, auth).status_code == 200
-    late = post_score(demo, item, older, auth)
-    assert late.status_code == 200 and late.json()["applied"] is False
-    assert [s.applied for s in demo.platform.scores()] == [True, False]
-    assert demo.platform.gradebook()[("demo-ali", item.id)].body["scoreGiven"] == 9
-    same_time = post_score(demo, item, {**newer, "scoreGiven": 8}, auth)  # a retry may repeat it
-    assert same_time.json()["applied"] is True
+def refusal(item: LineItem, user: str = "demo-ali") -> str:
+    return f"Refusing score with an earlier timestamp for item {item.id} and user {user}"
 
 
-def test_concurrent_scores_are_all_kept(
+def results_of(demo: DemoServer, item: LineItem, auth: dict[str, str]) -> list[dict[str, Any]]:
+    url = demo.platform.lineitem_url(item) + "/results"
+    answer: list[dict[str, Any]] = requests.get(url, headers=auth, timeout=5).json()
+    return answer
+
+
+def test_a_second_score_in_the_same_second_is_refused_and_the_first_kept(
     demo: DemoServer, item: LineItem, auth: dict[str, str]
 ) -> None:
-    users = ["demo-ali", "demo-berna", "demo-can"] * 4
-    with ThreadPoolExecutor(6) as pool:
-        answers = list(pool.map(lambda u: post_score(demo, item, score(userId=u), auth), users))
+    first = post_score(demo, item, score(scoreGiven=3, timestamp=at(0.1)), auth)
+    assert first.status_code == 200, first.text
+    second = post_score(demo, item, score(scoreGiven=9, timestamp=at(0.9)), auth)
+    assert second.status_code == 409
+    assert second.json()["error_description"] == refusal(item)
+    assert [(s.body["scoreGiven"], s.applied) for s in demo.platform.scores()] == [
+        (3, True),
+        (9, False),
+    ]
+    assert demo.platform.gradebook()[("demo-ali", item.id)].body["scoreGiven"] == 3
+    assert [r["resultScore"] for r in results_of(demo, item, auth)] == [3]
+
+
+# Moodle compares strtotime() values: whole seconds, the fraction dropped.
+ORDERINGS = [
+    ("same second", at(0.1), at(0.9), 409),
+    ("same instant, a retry", at(0.5), at(0.5), 409),
+    ("earlier second", at(5), at(1), 409),
+    (
+        "same second, other offset",
+        "2026-05-01T10:00:00.1+00:00",
+        "2026-05-01T12:00:00.9+02:00",
+        409,
+    ),
+    ("next second by a millisecond", at(0.999), at(1.0), 200),
+    ("a minute later", at(0), at(60), 200),
+]
+
+
+@pytest.mark.parametrize(
+    "first, second, status", [o[1:] for o in ORDERINGS], ids=[o[0] for o in ORDERINGS]
+)
+def test_a_score_must_be_a_later_whole_second_than_the_grade_held(
+    demo: DemoServer,
+    item: LineItem,
+    auth: dict[str, str],
+    first: str,
+    second: str,
+    status: int,
+) -> None:
+    assert post_score(demo, item, score(scoreGiven=3, timestamp=first), auth).status_code == 200
+    answer = post_score(demo, item, score(scoreGiven=9, timestamp=second), auth)
+    assert answer.status_code == status
+    held = demo.platform.gradebook()[("demo-ali", item.id)]
+    assert held.body["scoreGiven"] == (9 if status == 200 else 3)
+    assert len(demo.platform.scores()) == 2  # a refused score is kept, for the gradebook page
+
+
+def test_a_refusal_counts_only_applied_scores_of_the_same_user(
+    demo: DemoServer, item: LineItem, auth: dict[str, str]
+) -> None:
+    assert post_score(demo, item, score(timestamp=at(10)), auth).status_code == 200
+    assert post_score(demo, item, score(timestamp=at(5)), auth).status_code == 409
+    # the refused score at 00:05 is no grade held: 00:06 is still earlier than 00:10
+    assert post_score(demo, item, score(timestamp=at(6)), auth).status_code == 409
+    assert post_score(demo, item, score(timestamp=at(11)), auth).status_code == 200
+    berna = score(userId="demo-berna", timestamp=at(10))
+    assert post_score(demo, item, berna, auth).status_code == 200
+
+
+def test_concurrent_scores_in_one_second_let_exactly_one_win(
+    demo: DemoServer, item: LineItem, auth: dict[str, str]
+) -> None:
+    bodies = [score(scoreGiven=n, timestamp=at(n / 10)) for n in range(8)]
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(lambda b: post_score(demo, item, b, auth), bodies))
+    assert sorted(a.status_code for a in answers) == [200] + [409] * 7
+    [winner] = [b for b, a in zip(bodies, answers, strict=True) if a.status_code == 200]
+    kept = demo.platform.scores()
+    assert len(kept) == 8 and [s.body for s in kept if s.applied] == [winner]
+    assert demo.platform.gradebook()[("demo-ali", item.id)].body == winner
+
+
+def test_concurrent_scores_of_different_people_are_all_applied(
+    demo: DemoServer, item: LineItem, auth: dict[str, str]
+) -> None:
+    users = ["demo-ali", "demo-berna", "demo-can", "demo-ada"]
+    with ThreadPoolExecutor(4) as pool:
+        answers = list(
+            pool.map(
+                lambda u: post_score(demo, item, score(userId=u, timestamp=at(0)), auth), users
+            )
+        )
     assert {a.status_code for a in answers} == {200}
-    assert len(demo.platform.scores()) == 12
     assert {user for user, _ in demo.platform.gradebook()} == set(users)
 
 

@@ -63,7 +63,8 @@ def test_gradebook_shows_latest_scores_and_every_score_received(
     page = demo.app.test_client().get("/demo/gradebook").get_data(as_text=True)
     assert "<strong>7.5</strong>" in page  # 3 of 4, on the column's 10 points
     assert "2026-05-01T10:00:00+00:00" in page
-    assert "ignored: older than the last one" in page
+    refusal = f"Refusing score with an earlier timestamp for item {item.id} and user demo-ali"
+    assert f"refused (409): {refusal}" in page
     assert page.count("no score") == 3  # Berna, Can and the teacher
 
 
