@@ -151,7 +151,10 @@ def post_score(platform: DemoPlatform, item: LineItem, content_type: str, body: 
 def results(
     platform: DemoPlatform, item: LineItem, user_id: str | None = None
 ) -> list[dict[str, Any]]:
-    """Return the AGS results of a line item: each user's latest applied score, scaled."""
+    """Return the AGS results of a line item: each user's latest applied score, scaled.
+
+    A result has no resultScore when its score's points were blanked (not FullyGraded).
+    """
     url = platform.lineitem_url(item)
     out = []
     for score in latest_scores(platform, item, user_id).values():
@@ -163,8 +166,9 @@ def results(
             "resultMaximum": item.score_maximum,
             "timestamp": body["timestamp"],
         }
-        if body.get("scoreGiven") is not None:
-            result["resultScore"] = scaled(item, body)
+        points = scaled(item, score)
+        if points is not None:
+            result["resultScore"] = points
         if body.get("comment"):
             result["comment"] = body["comment"]
         out.append(result)
@@ -182,9 +186,24 @@ def latest_scores(
     return latest
 
 
-def scaled(item: LineItem, body: dict[str, Any]) -> float:
+def given(score: Score) -> float | None:
+    """Return the points a score leaves in the gradebook: none unless it is FullyGraded.
+
+    Moodle stores scoreGiven as null for any other gradingProgress, so a Pending score
+    blanks the points an earlier score had put there.
+    """
+    if score.body.get("gradingProgress") != "FullyGraded":
+        return None
+    value = score.body.get("scoreGiven")
+    return None if value is None else float(value)
+
+
+def scaled(item: LineItem, score: Score) -> float | None:
     """Return a score's points on the line item's scale (as Moodle and Canvas show them)."""
-    return float(body["scoreGiven"]) * item.score_maximum / float(body["scoreMaximum"])
+    points = given(score)
+    if points is None:
+        return None
+    return points * item.score_maximum / float(score.body["scoreMaximum"])
 
 
 def refusal(score: Score) -> str:

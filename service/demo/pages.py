@@ -40,6 +40,7 @@ def register_pages(bp: Blueprint, platform: DemoPlatform) -> None:
             "points": points,
             "when": when,
             "scaled": ags.scaled,
+            "given": ags.given,
             "refusal": ags.refusal,
         }
 

@@ -224,6 +224,27 @@ def test_concurrent_scores_of_different_people_are_all_applied(
     assert {user for user, _ in demo.platform.gradebook()} == set(users)
 
 
+@pytest.mark.parametrize("progress", ["Pending", "PendingManual", "Failed", "NotReady"])
+def test_a_score_not_fully_graded_blanks_the_points_held(
+    demo: DemoServer, item: LineItem, auth: dict[str, str], progress: str
+) -> None:
+    gradebook = demo.app.test_client()
+    assert post_score(demo, item, score(scoreGiven=7, timestamp=at(0)), auth).status_code == 200
+    assert [r["resultScore"] for r in results_of(demo, item, auth)] == [7]
+    assert "<strong>7</strong>" in gradebook.get("/demo/gradebook").get_data(as_text=True)
+    blanking = score(scoreGiven=8, gradingProgress=progress, timestamp=at(1))
+    assert post_score(demo, item, blanking, auth).status_code == 200
+    [result] = results_of(demo, item, auth)
+    assert result["userId"] == "demo-ali" and "resultScore" not in result
+    assert demo.platform.scores()[-1].body == blanking  # kept as the tool sent it
+    page = gradebook.get("/demo/gradebook").get_data(as_text=True)
+    assert "<strong>7</strong>" not in page and "<strong>8</strong>" not in page
+    assert '<span title="no points held">-</span>' in page
+    assert "the grade is now blank" in page
+    assert post_score(demo, item, score(scoreGiven=8, timestamp=at(2)), auth).status_code == 200
+    assert [r["resultScore"] for r in results_of(demo, item, auth)] == [8]
+
+
 def test_line_items_can_be_created_read_updated_and_deleted(
     demo: DemoServer, registered: Tool, auth: dict[str, str]
 ) -> None:
