@@ -20,8 +20,9 @@ class DemoConfig:
     tool_url: str | None = None
     # False: a dynamically registered tool waits for an admin to activate it (like Moodle).
     activate_registrations: bool = True
-    # Moodle posts the login initiation; most others redirect with a GET.
-    login_method: Literal["GET", "POST"] = "GET"
+    # Moodle sends the login initiation as an auto-submitted form POST; "GET" redirects
+    # instead, for tests of a tool's GET path.
+    login_method: Literal["GET", "POST"] = "POST"
     # Canvas adds lti_storage_target to the login initiation (platform storage by postMessage).
     storage_target: str | None = None
     id_token_lifetime_s: int = 60

@@ -23,7 +23,7 @@ def when(unix_time: float) -> str:
 
 
 def start(initiation: LoginInitiation) -> BaseResponse:
-    """Send the browser to the tool's login URL: a redirect, or an auto-post like Moodle's."""
+    """Send the browser to the tool's login URL: an auto-post like Moodle's, or a redirect."""
     if initiation.method == "POST":
         page = AutoPost(initiation.login_url, initiation.params).html("Starting the launch…")
         return Response(page, mimetype="text/html")

@@ -57,6 +57,7 @@ class FakeTool:
         self.auth_url = ""
         self.client_id = ""
         self.logins: list[dict[str, str]] = []
+        self.login_methods: list[str] = []  # how each login initiation arrived: GET or POST
         self.launches: list[dict[str, str]] = []
         self.registrations: list[requests.Response] = []
         self.server.mount(self._app())
@@ -78,6 +79,7 @@ class FakeTool:
         def login() -> Any:
             params = request.values.to_dict()
             self.logins.append(params)
+            self.login_methods.append(request.method)
             return redirect(self.auth_url + "?" + urlencode(self.auth_params(params)))
 
         @app.post("/lti/launch")

@@ -54,6 +54,7 @@ def test_launch_reaches_the_tool_with_a_verifiable_id_token(
         trace = run_launch(requests.Session(), demo.platform.launch("ali", link.id))
 
         [login] = tool.logins
+        assert tool.login_methods == [login_method]
         assert login["iss"] == demo.platform.issuer
         assert login["login_hint"] == "demo-ali"
         assert login["target_link_uri"] == tool.launch_url
@@ -105,6 +106,24 @@ def test_launch_reaches_the_tool_with_a_verifiable_id_token(
             "document_target": "iframe",
             "return_url": demo.platform.issuer + "/",
         }
+
+
+def test_login_initiation_is_posted_like_moodles(
+    demo: DemoServer, link: Link, tool: FakeTool
+) -> None:
+    initiation = demo.platform.launch("ali", link.id)
+    assert (initiation.method, initiation.login_url) == ("POST", tool.login_url)
+    trace = run_launch(requests.Session(), initiation)
+    assert trace.launch.status_code == 200
+    assert tool.login_methods == ["POST"]
+    assert set(tool.logins[0]) == {
+        "iss",
+        "login_hint",
+        "target_link_uri",
+        "lti_message_hint",
+        "client_id",
+        "lti_deployment_id",
+    }
 
 
 def test_teacher_launch_has_the_instructor_role_and_substituted_custom(

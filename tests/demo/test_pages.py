@@ -4,7 +4,14 @@ from urllib.parse import parse_qs, urlsplit
 
 from flask import Flask
 
-from service.demo import DemoConfig, DemoServer, Tool, create_demo_blueprint, platform_of
+from service.demo import (
+    DemoConfig,
+    DemoServer,
+    Tool,
+    create_demo_blueprint,
+    parse_form,
+    platform_of,
+)
 from tests.demo.fake_tool import FakeTool
 
 
@@ -23,7 +30,17 @@ def test_course_page_offers_launches_deep_linking_and_registration(
     assert "<script" not in page and "http://" not in page.split("<main>")[0]  # no external assets
 
 
-def test_launch_page_frames_the_login_initiation(
+LOGIN_FIELDS = {
+    "iss",
+    "login_hint",
+    "target_link_uri",
+    "lti_message_hint",
+    "client_id",
+    "lti_deployment_id",
+}
+
+
+def test_launch_page_frames_a_login_initiation_posted_like_moodle(
     demo: DemoServer, registered: Tool, tool: FakeTool
 ) -> None:
     link = demo.platform.add_link(registered.client_id, "Lesson")
@@ -34,18 +51,31 @@ def test_launch_page_frames_the_login_initiation(
     assert src and src.group(1) == f"/demo/launch/{link.id}/start?user=demo-ali"
     assert "lti.get_data" in frame and "org.imsglobal.lti.close" in frame
     start = client.get(src.group(1).replace("&amp;", "&"))
-    assert start.status_code == 302
-    assert start.location.startswith(tool.login_url + "?")
-    assert parse_qs(urlsplit(start.location).query)["login_hint"] == ["demo-ali"]
+    assert start.status_code == 200 and start.mimetype == "text/html"
+    page = start.get_data(as_text=True)
+    assert f"<form id='autopost' method='post' action='{tool.login_url}'>" in page
+    form = parse_form(page)
+    assert set(form.fields) == LOGIN_FIELDS and form.fields["login_hint"] == "demo-ali"
+    # without scripts a button submits it; with them, one line does
+    assert "<noscript><button type='submit'>Continue</button></noscript>" in page
+    assert page.count("<script>") == 1 and "document.getElementById('autopost').submit()" in page
 
 
-def test_moodle_style_login_initiation_is_an_auto_post(state_dir: Path, tool: FakeTool) -> None:
-    with DemoServer(state_dir, login_method="POST") as demo:
+def test_deep_linking_start_is_posted_too(demo: DemoServer, tool: FakeTool) -> None:
+    registered = tool.register_with(demo.platform)
+    frame_src = f"/demo/deep_link/start?client_id={registered.client_id}&user=demo-ada"
+    form = parse_form(demo.app.test_client().get(frame_src).get_data(as_text=True))
+    assert form.action == tool.login_url and set(form.fields) == LOGIN_FIELDS
+
+
+def test_a_get_login_initiation_is_a_redirect_when_asked(state_dir: Path, tool: FakeTool) -> None:
+    with DemoServer(state_dir, login_method="GET") as demo:
         registered = tool.register_with(demo.platform)
-        frame_src = f"/demo/deep_link/start?client_id={registered.client_id}&user=demo-ada"
-        page = demo.app.test_client().get(frame_src).get_data(as_text=True)
-        assert f"action='{tool.login_url}'" in page
-        assert 'name="lti_message_hint"' in page and "submit()" in page
+        link = demo.platform.add_link(registered.client_id, "Lesson")
+        start = demo.app.test_client().get(f"/demo/launch/{link.id}/start?user=demo-ali")
+        assert start.status_code == 302
+        assert start.location.startswith(tool.login_url + "?")
+        assert parse_qs(urlsplit(start.location).query)["login_hint"] == ["demo-ali"]
 
 
 def test_gradebook_shows_latest_scores_and_every_score_received(
