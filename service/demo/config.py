@@ -25,6 +25,7 @@ class DemoConfig:
     login_method: Literal["GET", "POST"] = "POST"
     # Canvas adds lti_storage_target to the login initiation (platform storage by postMessage).
     storage_target: str | None = None
+    # Moodle's id_tokens live 60 s: a tool must check them at once, with little leeway.
     id_token_lifetime_s: int = 60
     access_token_lifetime_s: int = 3600
     registration_token_lifetime_s: int = 3600

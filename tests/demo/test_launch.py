@@ -126,6 +126,18 @@ def test_login_initiation_is_posted_like_moodles(
     }
 
 
+@pytest.mark.parametrize("deep", [False, True], ids=["resource link", "deep linking"])
+def test_an_id_token_lives_60_seconds_like_moodles(
+    demo: DemoServer, registered: Tool, link: Link, deep: bool
+) -> None:
+    if deep:
+        initiation = demo.platform.deep_link("ada", registered.client_id)
+    else:
+        initiation = demo.platform.launch("ali", link.id)
+    claims = run_launch(requests.Session(), initiation).form.claims
+    assert claims["exp"] - claims["iat"] == 60
+
+
 def test_teacher_launch_has_the_instructor_role_and_substituted_custom(
     demo: DemoServer, link: Link
 ) -> None:
