@@ -144,6 +144,11 @@ class Course(Base):
     title: Mapped[str] = mapped_column(String(255), default="")
     line_items_url: Mapped[str | None] = mapped_column(URL)  # AGS, from the latest launch
     memberships_url: Mapped[str | None] = mapped_column(URL)  # NRPS, from the latest launch
+    # the roster is read from the LMS by a background task (see service.store.roster_reads):
+    # when one was last asked for, when one last succeeded, and why the last one failed
+    roster_requested_at: Mapped[datetime | None]
+    roster_read_at: Mapped[datetime | None]
+    roster_error: Mapped[str | None] = mapped_column(String(500))
 
 
 class Placement(Base):

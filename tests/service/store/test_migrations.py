@@ -3,7 +3,7 @@ import threading
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import inspect
+from sqlalchemy import inspect, text
 
 from service.store import Store
 from service.store.migrate import config, is_current, upgrade
@@ -76,3 +76,27 @@ def test_processes_starting_together_migrate_once(database_url):
     assert all(is_current(s) for s in stores)
     for s in stores:
         s.dispose()
+
+
+def test_a_roster_read_before_0005_counts_as_read(store):
+    cfg = config()
+    with store.engine.begin() as connection:
+        cfg.attributes["connection"] = connection
+        command.downgrade(cfg, "0004")
+    read_at = "2026-11-30 08:00:00"
+    with store.engine.begin() as connection:
+        for statement in (
+            "INSERT INTO platforms (id, issuer, client_id, name, auth_login_url, auth_token_url,"
+            " key_set_url, auto_add_deployments, created_at) VALUES (1, 'https://lms.example',"
+            " 'tool', 'LMS', 'a', 't', 'k', false, '2026-11-01 00:00:00')",
+            "INSERT INTO courses (id, platform_id, context_id, title) VALUES (1, 1, 'c1', ''),"
+            " (2, 1, 'c2', '')",
+            "INSERT INTO users (id, platform_id, sub, name, email) VALUES (1, 1, 's', '', '')",
+            "INSERT INTO memberships (course_id, user_id, roles, teacher, active, roster_at)"
+            f" VALUES (1, 1, '', false, true, '{read_at}')",
+        ):
+            connection.execute(text(statement))
+    upgrade(store)
+    with store.engine.connect() as connection:
+        rows = connection.execute(text("SELECT id, roster_read_at FROM courses ORDER BY id"))
+        assert [(i, str(at) if at else None) for i, at in rows] == [(1, read_at), (2, None)]
