@@ -1,8 +1,9 @@
 """A course's gradebook: its roster by its placed lessons, as a page and as CSV.
 
-The roster comes from the LMS (NRPS) and is refreshed when the gradebook opens, at most
-every ROSTER_MAX_AGE; when the LMS cannot give it, the gradebook says so and shows the
-students known so far (everyone who launched, and the last roster read).
+The roster comes from the LMS (NRPS), read in the background (service.lti.roster): a
+teacher's page asks for a read when the roster is stale and shows the students known so
+far (everyone who launched, and the last roster read), with a note saying why the roster
+may be incomplete.
 """
 
 from __future__ import annotations
@@ -11,22 +12,25 @@ import csv
 import io
 import re
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
-from typing import Any
+from datetime import datetime
 
-from sqlalchemy import func, select
+from celery import Celery
+from sqlalchemy import select
 
-from core.errors import GraderError
 from core.grades import LessonScore
 from core.lessons import Catalog
-from service.lti.roster import sync_roster
+from service.lti.roster import ask_for_read
 from service.rendering import points
-from service.store import gradebook, grades
+from service.store import gradebook, grades, roster_reads
 from service.store.database import Store
 from service.store.gradebook import SyncState
 from service.store.models import Course, Membership, Placement, User
 
-ROSTER_MAX_AGE = timedelta(minutes=5)
+NO_ROSTER = (
+    "The LMS offers no roster for this course, so only students who have opened a lesson "
+    "are listed."
+)
+READING = "The roster is being refreshed from the LMS; reload in a moment."
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 # a spreadsheet that splits on another separator (";" in Turkish or German Excel, a tab, a
 # pipe) starts a new cell after it: a formula may begin there too
@@ -80,35 +84,28 @@ class Gradebook:
 
 
 def for_teacher(
-    lti: Any, store: Store, catalog: Catalog, course_id: int, now: datetime
+    store: Store, catalog: Catalog, celery_app: Celery, course_id: int, now: datetime
 ) -> Gradebook:
-    """Refresh the roster if it is stale, then return the gradebook with what to know of it."""
-    note = refresh_roster(lti, store, course_id, now)
+    """Return the gradebook with what to know of its roster (asking for a read if stale)."""
+    note = roster_note(store, celery_app, course_id, now)
     return replace(build(store, catalog, course_id), roster_note=note)
 
 
-def refresh_roster(lti: Any, store: Store, course_id: int, now: datetime) -> str | None:
-    """Read the roster from the LMS unless it is fresh; return what the teacher should know."""
+def roster_note(store: Store, celery_app: Celery, course_id: int, now: datetime) -> str | None:
+    """Ask for the roster to be read if it is stale; return what the teacher should know of it.
+
+    The page never waits on the LMS: it shows what is stored, and says so.
+    """
+    ask_for_read(store, celery_app, course_id, now)
     with store.reading() as session:
-        course = session.get(Course, course_id)
-        newest = session.scalar(
-            select(func.max(Membership.roster_at)).where(Membership.course_id == course_id)
-        )
-    if course is None or not course.memberships_url:
+        found = roster_reads.state(session, course_id)
+    if found is None or not found.offered:
+        return NO_ROSTER
+    if found.error:
         return (
-            "The LMS offers no roster for this course, so only students who have opened "
-            "a lesson are listed."
+            f"The roster could not be refreshed ({found.error}); showing the students known so far."
         )
-    if newest is not None and now - newest < ROSTER_MAX_AGE:
-        return None
-    try:
-        sync_roster(lti, course_id)
-    except GraderError as exc:
-        return (
-            f"The roster could not be refreshed from the LMS ({exc}); "
-            "showing the students known so far."
-        )
-    return None
+    return READING if found.pending else None
 
 
 def build(

@@ -22,10 +22,10 @@ bp = Blueprint("teacher", __name__, url_prefix="/teach")
 
 @bp.get("/courses/<int:course_id>")
 def gradebook(course_id: int) -> str:
-    """Show the course's roster by its placed lessons, refreshing the roster when stale."""
+    """Show the course's roster by its placed lessons (a stale roster is read in the background)."""
     course_teacher(course_id)
-    lti = current_app.extensions["lti"]
-    book = course_grades.for_teacher(lti, store(), catalog(), course_id, utcnow())
+    celery_app = current_app.extensions["celery"]
+    book = course_grades.for_teacher(store(), catalog(), celery_app, course_id, utcnow())
     return render_template(
         "teacher/gradebook.html",
         book=book,
@@ -94,9 +94,12 @@ def student(placement_id: int, user_id: int) -> str:
 
 def _placement_page(found: Placement, form: dict[str, str], errors: dict[str, str]) -> str:
     report = placement_report.report(store(), catalog(), found)
+    celery_app = current_app.extensions["celery"]
+    note = course_grades.roster_note(store(), celery_app, found.course_id, utcnow())
     return render_template(
         "teacher/placement.html",
         report=report,
+        roster_note=note,
         placement=found,
         lesson=report.lesson,
         form=form,

@@ -1,17 +1,27 @@
 """The Celery tasks, by stable name: thin wrappers that take ids and call workers.grading,
-workers.syncing and workers.sweep inside the Flask app's context."""
+workers.syncing, workers.sweep and service.lti.roster inside the Flask app's context."""
 
 from __future__ import annotations
 
+import logging
 import os
 
 from celery import Task, shared_task
 from flask import current_app
 from sqlalchemy.exc import DBAPIError
 
+from core.errors import GraderError
 from core.runs import Sandbox
 from service import context, logs
-from service.queue import GRADE_SUBMISSION, SWEEP, SYNC_GRADE, SYNC_QUEUE, enqueue
+from service.lti.roster import sync_roster
+from service.queue import (
+    GRADE_SUBMISSION,
+    REFRESH_ROSTER,
+    SWEEP,
+    SYNC_GRADE,
+    SYNC_QUEUE,
+    enqueue,
+)
 from workers.grading import Outcome, grade_stored
 from workers.sandbox import make_sandbox
 from workers.sweep import sweep as find_stuck
@@ -19,6 +29,11 @@ from workers.syncing import Synced, backoff
 from workers.syncing import sync_grade as post_grade
 
 _DB_RETRIES = 20  # with backoff, about ten minutes of database outage
+# with backoff, about a minute and a half: less than service.lti.roster.ASK_EVERY, so a
+# teacher's next visit asks again only once these are over
+_ROSTER_RETRIES = 4
+
+log = logging.getLogger(__name__)
 
 
 @shared_task(
@@ -80,6 +95,27 @@ def sweep(self: Task) -> dict[str, int]:
         "syncs": len(found.syncs),
         "purged": found.purged,
     }
+
+
+@shared_task(name=REFRESH_ROSTER, bind=True, acks_late=True, max_retries=None)
+def refresh_roster(self: Task, course_id: int) -> str:
+    """Read the course's roster from the LMS (NRPS), with backoff while the LMS fails."""
+    try:
+        synced = sync_roster(current_app.extensions["lti"], course_id)
+    except GraderError as exc:  # noted on the course already: its teacher's pages show it
+        attempt = self.request.retries + 1
+        log.warning(
+            "roster of course %s not read (attempt %s of %s): %s",
+            course_id,
+            attempt,
+            _ROSTER_RETRIES + 1,
+            exc,
+            extra={"course_id": course_id},
+        )
+        if self.request.retries >= _ROSTER_RETRIES:
+            return "failed"  # a teacher's page asks again once the roster is stale
+        raise self.retry(countdown=backoff(attempt), exc=exc) from exc
+    return "no_roster" if synced is None else "read"
 
 
 def _retry(task: Task, countdown: float, exc: Exception | None = None) -> None:

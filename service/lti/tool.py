@@ -8,13 +8,14 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import requests
+from celery import Celery
 from flask import Flask, Response, current_app, redirect, render_template, session, url_for
 
 from core.lessons import Catalog
 from service import csrf
 from service.auth import session_token, sign_in
 from service.keys import KeyRing
-from service.lti import launches, logins
+from service.lti import launches, logins, roster
 from service.lti.claims import DEEP_LINKING, DL, LaunchProblem
 from service.lti.keysets import KeySets
 from service.lti.launch import HardenedLaunch, Login, ValidLaunch
@@ -22,7 +23,7 @@ from service.lti.services import PlatformAccess, TokenCache
 from service.outbound import Client, Policy
 from service.settings import Settings
 from service.store.database import Store
-from service.store.models import Platform
+from service.store.models import Platform, utcnow
 
 
 @dataclass
@@ -91,9 +92,17 @@ def validate(ctx: LtiContext, form: Mapping[str, str], login: Login) -> ValidLau
     ).run()
 
 
-def open(ctx: LtiContext, valid: ValidLaunch) -> Response:  # noqa: A001 - the launch opens
-    """Record who launched where, start their session, and answer with the right page."""
+def open(  # noqa: A001 - the launch opens
+    ctx: LtiContext, celery_app: Celery, valid: ValidLaunch
+) -> Response:
+    """Record who launched where, start their session, and answer with the right page.
+
+    A teacher's launch also asks for the course's roster to be read, if it is stale: their
+    pages then count the students who have not launched yet.
+    """
     opened = launches.record(ctx.store, ctx.catalog, valid)
+    if opened.teacher:
+        roster.ask_for_read(ctx.store, celery_app, opened.course_id, utcnow())
     sign_in(
         opened.user_id,
         [opened.placement_id] if opened.placement_id else [],

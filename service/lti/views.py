@@ -100,7 +100,7 @@ def launch() -> Response | str:
             relaunch=context.base_url + "/lti/login?" + urlencode(pending.params),
         )
     valid = tool.validate(context, form, logins.consume(context.store, pending, token))
-    response = tool.open(context, valid)
+    response = tool.open(context, current_app.extensions["celery"], valid)
     response.delete_cookie(COOKIE_PREFIX + state[:16], path="/lti/")
     return response
 

@@ -26,9 +26,11 @@ def sign_in(client, user_id, placements=(), teaches=()):
 def catch_tasks(app):
     """Record every task the app sends by name instead of sending it; return the list."""
     sent = []
-    app.extensions["celery"].send_task = lambda name, args=None, **options: sent.append(
-        (name, list(args or []), options)
-    )
+
+    def send_task(name, args=None, kwargs=None, **options):  # Celery's signature
+        sent.append((name, list(args or []), options))
+
+    app.extensions["celery"].send_task = send_task
     return sent
 
 

@@ -15,7 +15,6 @@ from service.store.models import (
     GradeSync,
     Membership,
     Placement,
-    Platform,
     QuestionAnswer,
     Regrade,
     Submission,
@@ -491,28 +490,28 @@ def test_the_clis_regrade_is_not_held(store, app):
         ]  # fmt: skip
 
 
-def test_the_roster_is_refreshed_softly(client, store, teacher, monkeypatch):
-    from core.errors import GraderError
-    from service import course_grades
+def test_the_roster_is_read_in_the_background_and_the_pages_say_so(client, store, teacher, sent):
+    from service.store import roster_reads
 
-    calls = []
-
-    def broken(lti, course_id):
-        calls.append(course_id)
-        raise GraderError("the LMS roster could not be read: HTTP 503")
-
-    monkeypatch.setattr(course_grades, "sync_roster", broken)
+    course_id = teacher.platform_id  # the fixture keeps the course id there
     with store.session() as session:
-        session.execute(update(Course).values(memberships_url="http://127.0.0.1:9/members"))
-        session.execute(update(Platform).values(auth_token_url="http://127.0.0.1:9/token"))
-    page = text_of(
-        client.get(f"/teach/courses/{teacher.platform_id}").get_data(as_text=True), spaced=True
-    )
-    assert (
-        "could not be refreshed from the LMS (the LMS roster could not be read: HTTP 503)" in page
-    )
-    assert "Ada" in page and calls == [teacher.platform_id]
+        session.execute(update(Course).values(memberships_url="https://lms.example/members"))
+    gradebook, lesson = f"/teach/courses/{course_id}", f"/teach/placements/{teacher.placement_id}"
+    page = text_of(client.get(gradebook).get_data(as_text=True), spaced=True)
+    assert "The roster is being refreshed from the LMS; reload in a moment." in page
+    assert "Ada" in page  # what is stored, meanwhile
+    assert "being refreshed" in text_of(client.get(lesson).get_data(as_text=True))
+    assert sent == [("codeblanks.refresh_roster", [course_id], {"queue": "sync"})]  # once
+
+    roster_reads.failed(store, course_id, "the LMS roster could not be read: HTTP 503")
+    for url in (gradebook, lesson):
+        text = text_of(client.get(url).get_data(as_text=True), spaced=True)
+        assert (
+            "The roster could not be refreshed (the LMS roster could not be read: HTTP 503); "
+            "showing the students known so far." in text
+        )
     with store.session() as session:
-        session.execute(update(Membership).values(roster_at=utcnow()))
-    client.get(f"/teach/courses/{teacher.platform_id}")
-    assert calls == [teacher.platform_id]  # fresh: not asked again
+        roster_reads.read(session, course_id, utcnow())
+    for url in (gradebook, lesson):
+        assert "roster" not in text_of(client.get(url).get_data(as_text=True))
+    assert len(sent) == 1

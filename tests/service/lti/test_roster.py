@@ -1,0 +1,155 @@
+"""The course roster, read in the background from the demo LMS's NRPS: asked for by a teacher's
+launch and by stale teacher pages, never read inside a page request, its failures shown."""
+
+from urllib.parse import urljoin
+
+import pytest
+import requests
+from celery.exceptions import Retry
+from sqlalchemy import select, update
+
+import workers.tasks  # noqa: F401  registers the tasks by name
+from service.demo.browser import run_launch
+from service.lti.roster import MAX_AGE
+from service.queue import REFRESH_ROSTER
+from service.store.models import Course, utcnow
+from tests.service.lti.test_flows import signed_in_headers
+from tests.service.sessions import text_of
+
+READING = "The roster is being refreshed from the LMS; reload in a moment."
+
+
+@pytest.fixture
+def sent(lms):
+    """The tool's sends, caught by a send_task with Celery's own signature."""
+    calls = []
+
+    def send_task(name, args=None, kwargs=None, **options):
+        calls.append((name, list(args or []), kwargs, options))
+
+    lms.app.extensions["celery"].send_task = send_task
+    return calls
+
+
+def reads(sent):
+    return [(args, options) for name, args, _, options in sent if name == REFRESH_ROSTER]
+
+
+def course_id(lms):
+    with lms.store.session() as session:
+        return session.scalar(select(Course.id))
+
+
+def teacher_page(lms, link):
+    """Launch as the course's teacher; return the lesson's teacher page URL."""
+    with requests.Session() as browser:
+        trace = run_launch(browser, lms.platform.launch("ada", link.id))
+    return urljoin(trace.launch.url, trace.launch.headers["Location"])
+
+
+def started_by(lms, link, *students):
+    """Launch as each student and answer a question (each has started the lesson)."""
+    for who in students:
+        with requests.Session() as browser:
+            headers, placement_id = signed_in_headers(browser, lms, who, link)
+        answer = requests.post(
+            f"{lms.tool_url}/api/placements/{placement_id}/answers",
+            json={"question_id": "rnn-advantage", "answer": 1},
+            headers=headers,
+            timeout=10,
+        )
+        assert answer.status_code == 201, answer.text
+
+
+def read_roster(lms):
+    """Run the refresh task as a worker would, through Celery's own apply."""
+    task = lms.app.extensions["celery"].tasks[REFRESH_ROSTER]
+    return task.apply(args=[course_id(lms)]).get()
+
+
+def shown(url):
+    return text_of(requests.get(url, timeout=10).text, spaced=True)
+
+
+def test_a_lessons_teacher_page_counts_the_students_who_never_launched(lms, sent):
+    link = lms.link()
+    started_by(lms, link, "ali", "berna")
+    page = teacher_page(lms, link)
+    before = shown(page)
+    assert "2 of 2 students have started" in before and READING in before
+    assert reads(sent) == [([course_id(lms)], {"queue": "sync"})]
+
+    assert read_roster(lms) == "read"
+    after = shown(page)
+    assert "2 of 3 students have started" in after  # Can is on the roster, not launched yet
+    assert READING not in after and "roster" not in after
+    assert lms.platform.knobs.hits["nrps"] == 1
+
+
+def test_a_teacher_launch_asks_for_one_read_however_many_come(lms, sent):
+    link = lms.link()
+    started_by(lms, link, "ali")
+    assert reads(sent) == []  # students' launches ask for nothing
+    page = teacher_page(lms, link)
+    teacher_page(lms, link)
+    shown(page)
+    assert reads(sent) == [([course_id(lms)], {"queue": "sync"})]
+    read_roster(lms)
+    teacher_page(lms, link)
+    assert len(reads(sent)) == 1  # read now: fresh until MAX_AGE
+    with lms.store.session() as session:
+        session.execute(update(Course).values(roster_read_at=utcnow() - MAX_AGE))
+    teacher_page(lms, link)
+    assert len(reads(sent)) == 1  # stale, but asked for a moment ago
+    with lms.store.session() as session:
+        session.execute(update(Course).values(roster_requested_at=utcnow() - MAX_AGE))
+    teacher_page(lms, link)
+    assert len(reads(sent)) == 2
+
+
+def test_the_teachers_pages_never_wait_on_the_lms(lms, sent):
+    link = lms.link()
+    page = teacher_page(lms, link)
+    with lms.store.session() as session:
+        session.execute(update(Course).values(roster_requested_at=utcnow() - MAX_AGE))
+    gradebook = urljoin(page, f"/teach/courses/{course_id(lms)}?{page.split('?', 1)[1]}")
+    text = shown(gradebook)
+    assert "Gradebook" in text and READING in text
+    assert "What is attention?" in shown(page)
+    assert lms.platform.knobs.hits["nrps"] == 0
+    assert len(reads(sent)) == 2  # the launch's, and the gradebook's once it was stale again
+
+
+def test_an_lms_that_fails_the_roster_read_is_retried_then_shown(lms, sent):
+    link = lms.link()
+    started_by(lms, link, "ali")
+    page = teacher_page(lms, link)
+    lms.platform.fail("nrps", times=5)  # the first try and its four retries
+    assert read_roster(lms) == "failed"
+    assert lms.platform.knobs.hits["nrps"] == 5
+    text = shown(page)
+    assert "The roster could not be refreshed (the LMS roster could not be read: HTTP 500" in text
+    assert "showing the students known so far" in text and "1 of 1 student has started" in text
+
+    lms.platform.fail("nrps", times=1)  # one failure, then the retry reads it
+    assert read_roster(lms) == "read"
+    text = shown(page)
+    assert "could not be refreshed" not in text and "1 of 3 students have started" in text
+
+
+def test_a_failed_read_is_retried_through_celery_with_a_backoff(lms, sent):
+    teacher_page(lms, lms.link())
+    sent.clear()
+    lms.platform.fail("nrps", times=1)
+    task = lms.app.extensions["celery"].tasks[REFRESH_ROSTER]
+    # as a worker runs it: not eager, so Celery's retry sends a message with a countdown
+    task.push_request(id="read-1", args=[course_id(lms)], kwargs={}, retries=0,
+                      called_directly=False, delivery_info={"routing_key": "sync"})  # fmt: skip
+    try:
+        with pytest.raises(Retry):
+            task(course_id(lms))
+    finally:
+        task.pop_request()
+    [(name, args, kwargs, options)] = sent
+    assert (name, args, kwargs) == (REFRESH_ROSTER, [course_id(lms)], {})
+    assert options["retries"] == 1 and 4 <= options["countdown"] <= 6
