@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
@@ -14,7 +15,7 @@ from core.lessons import Catalog
 from service.lti.claims import DEEP_LINKING, is_teacher
 from service.lti.launch import ValidLaunch
 from service.store.database import Store
-from service.store.models import Course, Membership, Placement, User, utcnow
+from service.store.models import Course, Membership, Placement, Platform, User, utcnow
 
 AGS = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
 NRPS = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
@@ -42,6 +43,7 @@ def record(store: Store, catalog: Catalog, launch: ValidLaunch) -> Opened:
     teacher = is_teacher(body)
     context_id = context.get("id") or f"link:{link.get('id', 'none')}"
     with store.session() as session:
+        _name_platform(session, launch.platform_id, launch.claim("tool_platform"))
         user = _upsert(
             session,
             User,
@@ -70,6 +72,21 @@ def record(store: Store, catalog: Catalog, launch: ValidLaunch) -> Opened:
             placement = _placement(session, catalog, course.id, link, launch, ags)
             placement_id = placement.id if placement else None
         return Opened(user.id, course.id, teacher, link.get("id"), placement_id)
+
+
+def _name_platform(session: Session, platform_id: int, tool_platform: Any) -> None:
+    """Name the platform by its site's own name (tool_platform.name), if it has only a name
+    made up for it: its issuer's host, or its product's code ("moodle", as registrations did).
+    """
+    if not isinstance(tool_platform, dict) or not isinstance(tool_platform.get("name"), str):
+        return
+    site = tool_platform["name"].strip()[:255]
+    platform = session.get(Platform, platform_id)
+    if not site or platform is None or platform.name == site:
+        return
+    product = tool_platform.get("product_family_code")
+    if platform.name in ("", urlsplit(platform.issuer).hostname, product):
+        platform.name = site
 
 
 def _placement(

@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 TOOL_NAME = "CodeBlanks"
 TOOL_CONFIG = "https://purl.imsglobal.org/spec/lti-tool-configuration"
 PLATFORM_CONFIG = "https://purl.imsglobal.org/spec/lti-platform-configuration"
+# the only site name a platform's configuration carries: Canvas's, for the school's account
+# (Moodle's has none; its site name comes with each launch, in tool_platform.name)
+SITE_NAMES = ("https://canvas.instructure.com/lti/account_name",)
 SCOPES = (*AGS_SCOPES, SCOPE_NRPS)
 CANVAS_ISSUERS = frozenset(
     f"https://canvas.{stage}instructure.com" for stage in ("", "beta.", "test.")
@@ -277,8 +280,9 @@ def register(
         raise RegistrationProblem(
             "Registration refused", "the LMS's answer carries an unusable deployment_id", status=502
         )
-    product = (config.get(PLATFORM_CONFIG) or {}).get("product_family_code", "")
-    name = grant.name or str(product or urlsplit(issuer).hostname)
+    # not the product's code ("moodle" names every Moodle): the admin's name, the site's, or
+    # add_platform's (the issuer's host, until a launch brings the site's name)
+    name = grant.name or _site_name(config)
     try:
         return add_platform(
             ctx.store,
@@ -296,6 +300,15 @@ def register(
         )
     except (ValueError, IntegrityError) as exc:
         raise RegistrationProblem("Registration not stored", str(exc), status=409) from exc
+
+
+def _site_name(config: dict[str, Any]) -> str:
+    """Return the site's own name if the platform's configuration carries one, else ""."""
+    platform = config.get(PLATFORM_CONFIG)
+    if not isinstance(platform, dict):
+        return ""
+    names = [platform.get(key) for key in SITE_NAMES]
+    return next((n.strip() for n in names if isinstance(n, str) and n.strip()), "")
 
 
 def _issuer_fits(issuer: str, config_url: str) -> bool:

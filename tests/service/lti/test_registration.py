@@ -9,13 +9,15 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 import requests
 from flask import Flask, jsonify, redirect, request
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 
+from service.demo.browser import run_launch
 from service.demo.server import BackgroundServer
 from service.lti import registration
 from service.store import registration_tokens
 from service.store.models import Platform, RegistrationToken, utcnow
 from tests.service.lti.conftest import make_lms
+from tests.service.lti.test_flows import SEED
 
 
 class FakePlatform:
@@ -30,6 +32,7 @@ class FakePlatform:
         self.jwks_uri = self.url + "/jwks"
         self.registration_endpoint = self.url + "/register"
         self.register_answer: tuple | None = None
+        self.platform_config: dict = {"product_family_code": "moodle", "version": "4.5"}
         app = Flask(__name__)
 
         @app.get("/.well-known/openid-configuration")
@@ -41,6 +44,7 @@ class FakePlatform:
                 token_endpoint=self.url + "/token",
                 jwks_uri=self.jwks_uri,
                 registration_endpoint=self.registration_endpoint,
+                **{registration.PLATFORM_CONFIG: self.platform_config},
             )
 
         @app.post("/register")
@@ -289,3 +293,78 @@ def test_an_issuer_on_another_host_is_refused(setup, issuer):
     page = register(lms, fake, url=token_url(lms))
     assert page.status_code == 400 and "Issuer mismatch" in page.text
     assert "register" not in fake.hits
+
+
+CANVAS_SITE = "https://canvas.instructure.com/lti/account_name"
+
+
+@pytest.mark.parametrize(
+    ("admins", "platform_config", "named"),
+    [
+        # Moodle's configuration names its product, never its site: the host, not "moodle"
+        ("", {"product_family_code": "moodle", "version": "4.5"}, "127.0.0.1"),
+        ("", {}, "127.0.0.1"),
+        ("", {"product_family_code": "canvas", CANVAS_SITE: " Fen Lisesi "}, "Fen Lisesi"),
+        ("", {"product_family_code": "canvas", CANVAS_SITE: ["not", "a", "name"]}, "127.0.0.1"),
+        ("Our Canvas", {"product_family_code": "canvas", CANVAS_SITE: "Fen Lisesi"}, "Our Canvas"),
+    ],
+)
+def test_a_registered_platform_is_named_by_its_admin_its_site_or_its_host(
+    setup, admins, platform_config, named
+):
+    lms, fake, _ = setup
+    fake.platform_config = platform_config
+    assert register(lms, fake, url=token_url(lms, name=admins)).status_code == 200
+    [made] = [p for p in registration.list_platforms(lms.store) if p.issuer == fake.url]
+    assert made.name == named
+
+
+def test_a_launch_names_the_platform_by_its_site_unless_the_admin_did(setup):
+    lms, _, _ = setup
+    with lms.store.session() as session:  # as dynamic registration named Moodles before
+        session.execute(update(Platform).values(name="codeblanks-demo"))
+    run_launch(requests.Session(), lms.platform.launch("ali", lms.link().id))
+    [platform] = registration.list_platforms(lms.store)
+    assert platform.name == "Codeblanks demo LMS"  # the launch's tool_platform.name
+    with lms.store.session() as session:
+        session.execute(update(Platform).values(name="Our LMS"))
+    run_launch(requests.Session(), lms.platform.launch("ali", lms.link().id))
+    assert registration.list_platforms(lms.store)[0].name == "Our LMS"
+
+
+@pytest.mark.parametrize(
+    ("tool_platform", "named"),
+    [
+        ({"name": ["x"]}, None),
+        ({"name": "  "}, None),
+        ("not an object", None),
+        ({"name": "Site", "product_family_code": {"not": "a code"}}, "Site"),
+    ],
+)
+def test_an_odd_tool_platform_claim_breaks_no_launch(setup, tool_platform, named):
+    lms, _, _ = setup
+    host = urlsplit(lms.platform.issuer).hostname
+    with lms.store.session() as session:
+        session.execute(update(Platform).values(name=host))
+
+    def odd(claims):
+        claims["https://purl.imsglobal.org/spec/lti/claim/tool_platform"] = tool_platform
+
+    trace = run_launch(
+        requests.Session(),
+        lms.platform.launch("ali", lms.link().id),
+        authorize=lambda params: lms.platform.authorize(params, mutate=odd),
+    )
+    assert trace.launch.status_code == 302, trace.launch.text[:300]
+    assert registration.list_platforms(lms.store)[0].name == (named or host)
+
+
+def test_a_dynamically_registered_demo_lms_is_named_by_its_host_then_its_site(setup):
+    lms, _, _ = setup
+    page = requests.get(lms.platform.start_registration(token_url(lms)), timeout=30)
+    assert page.status_code == 200, page.text[:300]
+    new = registration.list_platforms(lms.store)[-1]
+    assert new.name == urlsplit(lms.platform.issuer).hostname  # not "codeblanks-demo"
+    link = lms.platform.add_link(new.client_id, "Lesson", custom={"lesson": SEED})
+    run_launch(requests.Session(), lms.platform.launch("ali", link.id))
+    assert registration.list_platforms(lms.store)[-1].name == "Codeblanks demo LMS"
