@@ -45,7 +45,7 @@ def submit(placement_id: int) -> tuple[Response, int, dict[str, str]]:
     submitted = student.submit(
         context.store(), context.catalog(), context.settings(), user, placement_id, source, utcnow()
     )
-    student.send_to_grading(current_app.extensions["celery"], user.user_id, placement_id, submitted)
+    student.send_to_grading(current_app.extensions["celery"], submitted)
     submission_id = submitted.submission_id
     url = url_for("api.submission", submission_id=submission_id)
     body = {"id": submission_id, "status": "queued", "url": url, "events": f"{url}/events"}

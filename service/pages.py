@@ -63,7 +63,7 @@ def submit(placement_id: int) -> ResponseReturnValue:
     submitted = student.submit(
         context.store(), context.catalog(), settings, user, placement_id, source, utcnow()
     )
-    student.send_to_grading(current_app.extensions["celery"], user.user_id, placement_id, submitted)
+    student.send_to_grading(current_app.extensions["celery"], submitted)
     return _back(placement_id, "results")
 
 

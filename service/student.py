@@ -19,11 +19,11 @@ from core.lessons import Catalog, Lesson
 from core.placements import Closure, Reveal
 from core.questions import AnswerError, score_answer
 from service.auth import SignedIn
-from service.queue import GRADE_SUBMISSION, SYNC_GRADE, enqueue
+from service.queue import GRADE_SUBMISSION, enqueue
 from service.settings import Settings
 from service.store import drafts, grades, submissions
 from service.store.database import Store
-from service.store.models import Course, Placement, QuestionAnswer, Submission, User
+from service.store.models import Placement, QuestionAnswer, Submission, User
 
 
 class Refused(Exception):
@@ -61,28 +61,21 @@ class Scored:
 
 @dataclass(frozen=True)
 class Submitted:
-    """A queued submission, and whether the LMS's "submitted" sync was recorded with it."""
+    """A queued submission."""
 
     submission_id: int
-    sync: bool
 
 
 # The statements of every submission, built once with bound parameters: building a
 # statement costs more CPU than SQLite takes to run it.
-_SUBMITTING = (
-    select(
-        Placement.lesson_id,
-        Placement.reveal,
-        Placement.reveal_after_attempts,
-        Placement.max_attempts,
-        Placement.due_at,
-        Placement.late_penalty,
-        Placement.line_item_url,
-        Course.line_items_url,
-    )
-    .join(Course, Course.id == Placement.course_id)
-    .where(Placement.id == bindparam("placement"))
-)
+_SUBMITTING = select(
+    Placement.lesson_id,
+    Placement.reveal,
+    Placement.reveal_after_attempts,
+    Placement.max_attempts,
+    Placement.due_at,
+    Placement.late_penalty,
+).where(Placement.id == bindparam("placement"))
 _RECENT = select(func.count(Submission.id), func.min(Submission.created_at)).where(
     Submission.user_id == bindparam("user"), Submission.created_at > bindparam("since")
 )
@@ -141,20 +134,15 @@ def submit(
         created = connection.execute(
             _QUEUED, {**row, "code": source, "is_late": policy.is_late(now)}
         )
-        submission_id = int(created.scalar_one())
-        sync = bool(placement.line_item_url or placement.line_items_url)
-        if sync:
-            # the LMS shows the work as submitted, grading pending, until the run is graded
-            grades.needs_sync(connection, placement_id, user.user_id, now)
-        return Submitted(submission_id, sync)
+        # nothing goes to the LMS yet: a score posted now could only repeat the one it holds
+        # (Moodle blanks a Pending one), and would push the graded score a second later
+        return Submitted(int(created.scalar_one()))
 
 
-def send_to_grading(celery_app: Celery, user_id: int, placement_id: int, sent: Submitted) -> None:
-    """Enqueue a committed submission's grading, and the LMS's "submitted" sync if one waits."""
+def send_to_grading(celery_app: Celery, sent: Submitted) -> None:
+    """Enqueue a committed submission's grading; its grade goes to the LMS once graded."""
     # after the commit: a lost message only delays the grade (the sweep sends it again)
     enqueue(celery_app, GRADE_SUBMISSION, [sent.submission_id])
-    if sent.sync:
-        enqueue(celery_app, SYNC_GRADE, [user_id, placement_id])
 
 
 def answer(
