@@ -195,6 +195,16 @@ class WorkerProcess:
 
         _wait_for(ready, timeout, "the worker")
 
+    def errors(self) -> list[str]:
+        """Return the log's error records and tracebacks (none, for a worker that did well)."""
+        if not self.log.exists():
+            return []
+        return [
+            line
+            for line in self.log.read_text().splitlines()
+            if '"level": "error"' in line or line.startswith("Traceback")
+        ]
+
     def pool_pids(self) -> list[int]:
         """Return the pids of the worker's pool processes."""
         assert self.process is not None

@@ -298,8 +298,10 @@ def _grade_a_launch(stack: Stack, catalog) -> None:
         graded,
         "the grade to reach the demo LMS",
     )
-    [score] = [s for s in scores if s["body"]["gradingProgress"] == "FullyGraded"]
-    assert score["applied"] and score["user_id"] == "demo-ali"
+    # every score the tool posts is FullyGraded (Moodle blanks any other); the last one holds
+    assert {s["body"]["gradingProgress"] for s in scores} == {"FullyGraded"}
+    score = [s for s in scores if s["applied"]][-1]
+    assert score["user_id"] == "demo-ali"
     assert score["body"]["scoreGiven"] == exercise.points  # the questions are unanswered
     assert score["body"]["scoreMaximum"] == catalog.lesson(SEED).points
 

@@ -2,15 +2,13 @@
 
 The tool and the demo LMS serve on their own loopback ports; Chromium opens the demo's
 course page and launches from it, so the tool runs inside the LMS's iframe as it would in
-Moodle. Celery is replaced by an in-process worker: tasks sent by name run in a thread with
-the real grading (a bwrap sandbox) and the real AGS poster, so grades reach the demo LMS.
+Moodle. A real redis-server and a real `codeblanks worker` grade, post scores to the demo
+LMS and read its roster, as in production.
 """
 
 import csv
 import io
-import queue
 import re
-import threading
 import time
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -18,15 +16,13 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from sqlalchemy import select
 
-from service.lti.ags import AgsPoster
-from service.queue import GRADE_SUBMISSION, SYNC_GRADE
 from service.store.models import GradeSync
+from tests.pipeline import Pipeline
+from tests.servers import WorkerProcess
 from tests.service.lti.conftest import make_lms
 from tests.service.test_editor_bundle import CHROMIUM, CHROMIUM_ARGS
-from workers.grading import grade_stored
-from workers.syncing import sync_grade
 
-pytestmark = [pytest.mark.browser, pytest.mark.bwrap, pytest.mark.slow]
+pytestmark = [pytest.mark.browser, pytest.mark.celery, pytest.mark.slow]
 
 FAILING = "print('not yet')\n"
 SOLUTION = (Path(__file__).resolve().parents[2] / "lessons" / "expert" / "what-is-attention"
@@ -34,63 +30,22 @@ SOLUTION = (Path(__file__).resolve().parents[2] / "lessons" / "expert" / "what-i
 TIMEOUT_MS = 30_000
 
 
-class InlineWorker:
-    """Celery's stand-in: runs the tasks the tool sends by name, in a thread, for real."""
-
-    def __init__(self, app, sandbox):
-        self.app = app
-        self.sandbox = sandbox
-        self.tasks: queue.Queue = queue.Queue()
-        self.errors: list[str] = []
-        self.ran: list[tuple[str, list]] = []
-        app.extensions["celery"].send_task = self.send_task
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def send_task(self, name, args=None, **options):
-        self.tasks.put((name, list(args or [])))
-
-    def start(self):
-        self._thread.start()
-        return self
-
-    def stop(self):
-        self._stop.set()
-        self._thread.join(10)
-
-    def _run(self):
-        ext = self.app.extensions
-        settings = self.app.config["SETTINGS"]
-        poster = AgsPoster(ext["lti"])
-        while not self._stop.is_set():
-            try:
-                name, args = self.tasks.get(timeout=0.1)
-            except queue.Empty:
-                continue
-            try:
-                if name == GRADE_SUBMISSION:
-                    graded = grade_stored(
-                        ext["store"], ext["catalog"], self.sandbox, settings, args[0]
-                    )
-                    if graded.sync is not None:
-                        self.send_task(SYNC_GRADE, list(graded.sync))
-                elif name == SYNC_GRADE:
-                    sync_grade(ext["store"], ext["catalog"], poster, args[0], args[1], 3)
-                self.ran.append((name, args))
-            except Exception as exc:  # noqa: BLE001  reported by the test
-                self.errors.append(f"{name}{args}: {type(exc).__name__}: {exc}")
-
-
 @pytest.fixture
-def lms(tmp_path, bwrap):
-    found, tool_server = make_lms(tmp_path)
-    worker = InlineWorker(found.app, bwrap).start()
+def lms(tmp_path, redis_server):
+    """The tool beside the demo LMS, with a real redis-server and a real Celery worker."""
+    found, tool_server = make_lms(tmp_path, settings_changes={"redis_url": redis_server.url})
+    env = Pipeline.env_of(found.app.config["SETTINGS"])
+    worker = WorkerProcess(env, tmp_path / "worker.log", queues="grade,sync,regrade")
+    worker.start(concurrency=2)
     found.worker = worker
-    yield found
-    worker.stop()
-    found.demo.stop()
-    tool_server.stop()
-    found.store.dispose()
+    try:
+        worker.wait_ready()
+        yield found
+    finally:
+        worker.stop()
+        found.demo.stop()
+        tool_server.stop()
+        found.store.dispose()
 
 
 @pytest.fixture
@@ -290,7 +245,7 @@ def test_student_and_teacher_pages_end_to_end(lms, chromium, screenshots):
     expect_text(tab.locator("table.histogram-table"), "90–100%")
     tab.screenshot(path=str(screenshots / "teacher-placement.png"), full_page=True)
 
-    assert lms.worker.errors == []
+    assert lms.worker.errors() == []
     # the page followed its submissions live, the session in the stream's query
     assert any(re.search(r"/api/submissions/\d+/events\?s=", url) for url in watch.requests)
     for seen in (watch, alone_watch, twatch, tab_watch):

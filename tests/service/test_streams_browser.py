@@ -1,7 +1,6 @@
 """The lesson page follows a submission across short streams, and by polling when refused."""
 
 import re
-import time
 from dataclasses import replace
 
 import pytest
@@ -9,26 +8,18 @@ import pytest
 from tests.service import test_pages_browser as pages
 from tests.service.test_pages_browser import FAILING, expect_text, launch, submit_code
 
-# the fixtures: the tool beside the demo LMS with an inline worker, and Debian's Chromium
+# the fixtures: the tool beside the demo LMS with a real worker, and Debian's Chromium
 lms = pages.lms
 chromium = pages.chromium
 
-pytestmark = [pytest.mark.browser, pytest.mark.bwrap, pytest.mark.slow]
+pytestmark = [pytest.mark.browser, pytest.mark.celery, pytest.mark.slow]
 
 EVENTS = re.compile(r"/api/submissions/\d+/events\?")
 POLLS = re.compile(r"/api/submissions/\d+$")
 
 
-class SlowSandbox:
-    """The real sandbox, a few seconds late: the page must keep following meanwhile."""
-
-    def __init__(self, sandbox, delay_s):
-        self.sandbox = sandbox
-        self.delay_s = delay_s
-
-    def run(self, request):
-        time.sleep(self.delay_s)
-        return self.sandbox.run(request)
+# a run that takes a few seconds: the page must keep following meanwhile
+SLOW_FAILING = "import time\ntime.sleep(4)\n" + FAILING
 
 
 @pytest.mark.parametrize(
@@ -43,10 +34,9 @@ class SlowSandbox:
 )
 def test_the_page_shows_the_verdict(lms, chromium, caps, streams, polls):
     lms.app.config["SETTINGS"] = replace(lms.app.config["SETTINGS"], **caps)
-    lms.worker.sandbox = SlowSandbox(lms.worker.sandbox, 4)
     lms.link()
     page, frame, watch = launch(chromium, lms, "Ali Student")
-    submit_code(page, frame, FAILING)
+    submit_code(page, frame, SLOW_FAILING)
     expect_text(frame.locator("#run-status"), "Waiting for a grader")
     expect_text(frame.locator("#verdict h3"), "Output differs")
     expect_text(frame.locator("#run-status"), "Graded")
@@ -55,4 +45,4 @@ def test_the_page_shows_the_verdict(lms, chromium, caps, streams, polls):
     assert (len(opened) > 1) == (streams == "several") and opened
     assert bool(polled) == (polls == "some")
     assert watch.errors == []
-    assert lms.worker.errors == []
+    assert lms.worker.errors() == []
