@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+from typing import NoReturn
 
 from celery import Task, shared_task
 from flask import current_app
@@ -102,6 +103,9 @@ def refresh_roster(self: Task, course_id: int) -> str:
     """Read the course's roster from the LMS (NRPS), with backoff while the LMS fails."""
     try:
         synced = sync_roster(current_app.extensions["lti"], course_id)
+    except DBAPIError as exc:
+        # the database is away: like the other tasks, try again once it may be back
+        _retry(self, backoff(self.request.retries + 1), exc)
     except GraderError as exc:  # noted on the course already: its teacher's pages show it
         attempt = self.request.retries + 1
         log.warning(
@@ -118,7 +122,7 @@ def refresh_roster(self: Task, course_id: int) -> str:
     return "no_roster" if synced is None else "read"
 
 
-def _retry(task: Task, countdown: float, exc: Exception | None = None) -> None:
+def _retry(task: Task, countdown: float, exc: Exception | None = None) -> NoReturn:
     if task.request.retries >= _DB_RETRIES and exc is not None:
         raise exc  # the sweep takes it from here once the database is back
     raise task.retry(countdown=countdown, exc=exc)

@@ -8,7 +8,7 @@ import requests
 from celery.exceptions import Retry
 from sqlalchemy import select, update
 
-import workers.tasks  # noqa: F401  registers the tasks by name
+import workers.tasks  # registers the tasks by name
 from service.demo.browser import run_launch
 from service.lti.roster import MAX_AGE
 from service.queue import REFRESH_ROSTER
@@ -153,3 +153,25 @@ def test_a_failed_read_is_retried_through_celery_with_a_backoff(lms, sent):
     [(name, args, kwargs, options)] = sent
     assert (name, args, kwargs) == (REFRESH_ROSTER, [course_id(lms)], {})
     assert options["retries"] == 1 and 4 <= options["countdown"] <= 6
+
+
+def test_a_read_that_meets_a_database_outage_is_retried(lms, sent, monkeypatch):
+    from sqlalchemy.exc import OperationalError
+
+
+    def database_away(lti, course):
+        raise OperationalError("SELECT 1", {}, Exception("connection refused"))
+
+    teacher_page(lms, lms.link())
+    sent.clear()
+    monkeypatch.setattr(workers.tasks, "sync_roster", database_away)
+    task = lms.app.extensions["celery"].tasks[REFRESH_ROSTER]
+    task.push_request(id="read-2", args=[course_id(lms)], kwargs={}, retries=0,
+                      called_directly=False, delivery_info={"routing_key": "sync"})  # fmt: skip
+    try:
+        with pytest.raises(Retry):
+            task(course_id(lms))
+    finally:
+        task.pop_request()
+    [(name, args, _, options)] = sent
+    assert (name, args, options["retries"]) == (REFRESH_ROSTER, [course_id(lms)], 1)
