@@ -204,6 +204,8 @@ def test_student_and_teacher_pages_end_to_end(lms, chromium, screenshots):
 
     # ---- the teacher --------------------------------------------------------------------------
     teacher, tframe, twatch = launch(chromium, lms, "Ada Teacher")
+    # the teacher's launch asked the worker to read the roster; the pages never wait for it
+    wait_for(lambda: roster_read(lms), "the roster read in the background", timeout=30)
     tframe.get_by_role("link", name="Course gradebook").first.click()
     tframe.get_by_role("heading", name="Gradebook").wait_for()
     row = tframe.locator("table.gradebook tbody tr", has_text="Ali Student")
@@ -279,6 +281,13 @@ def wait_for(check, what, timeout=20.0):
 def sync_statuses(lms):
     with lms.store.session() as session:
         return set(session.scalars(select(GradeSync.status)))
+
+
+def roster_read(lms):
+    from service.store.models import Course
+
+    with lms.store.session() as session:
+        return session.scalar(select(Course.roster_read_at)) is not None
 
 
 def placement_of(lms):
