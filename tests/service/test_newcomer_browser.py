@@ -5,35 +5,18 @@ button, answer a question and submit the seed's solution in the tool's iframe, t
 grade arrive in the demo LMS's gradebook; Ctrl-C stops everything.
 """
 
-import re
 import time
 
 import pytest
 
-from tests.conftest import REPO
 from tests.devserver import dev_server
+from tests.lms_race import LESSON, SOLUTION, score_of
 from tests.service.test_editor_bundle import CHROMIUM, CHROMIUM_ARGS
 from tests.service.test_pages_browser import Watch, expect_text, submit_code
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-LESSON = "What is attention?"
-SOLUTION = (REPO / "lessons/expert/what-is-attention/solution/model.py").read_text()
 TIMEOUT_MS = 30_000
-
-
-def ali_score(page) -> str | None:
-    """Ali's points for the lesson as the gradebook shows them, or None."""
-    grid = page.locator("main table").first
-    if grid.count() == 0:
-        return None
-    headers = grid.locator("tr").first.locator("th").all_inner_texts()
-    column = next((i for i, h in enumerate(headers) if h.startswith(LESSON)), None)
-    if column is None:
-        return None
-    row = grid.locator("tr", has=page.locator("td", has_text=re.compile(r"^Ali Student$")))
-    cell = row.locator("td").nth(column).locator("strong")
-    return cell.inner_text().strip() if cell.count() else None
 
 
 def test_newcomer_goes_from_the_demo_lms_to_a_grade_in_chromium(tmp_path, screenshots):
@@ -78,9 +61,9 @@ def test_newcomer_goes_from_the_demo_lms_to_a_grade_in_chromium(tmp_path, screen
                 page.get_by_role("link", name="Gradebook").click()
                 page.get_by_role("heading", name="Gradebook").wait_for()
                 deadline = time.monotonic() + 60
-                while ali_score(page) != "6":
+                while (shown := score_of(page, "Ali Student")) != "6":
                     assert time.monotonic() < deadline, (
-                        f"Ali's score did not reach the gradebook: {ali_score(page)!r}"
+                        f"Ali's score did not reach the gradebook: {shown!r}"
                     )
                     time.sleep(1)
                     page.reload()

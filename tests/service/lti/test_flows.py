@@ -198,6 +198,18 @@ def test_line_item_is_made_when_the_launch_gave_none(lms, browser):
     assert lms.platform.scores(item.id)[0].body["scoreGiven"] == 1.0
 
 
+def answer(lms, headers, placement_id, question, given):
+    """Post one answer through the tool's API, as the lesson page does."""
+    import requests
+
+    return requests.post(
+        f"{lms.tool_url}/api/placements/{placement_id}/answers",
+        json={"question_id": question, "answer": given},
+        headers=headers,
+        timeout=10,
+    )
+
+
 def sync_as_the_task_would(lms, poster, user_id, placement_id):
     """Run the sync; on WAIT (the LMS holds a score of this second), wait as the task's
     retry would, and run it again."""
@@ -214,22 +226,12 @@ def test_service_tokens_are_cached_and_lms_outages_retry(lms, browser):
     with lms.store.session() as session:
         user_id = session.scalar(select(User.id))
     poster = AgsPoster(lms.lti)
-    import requests
-
-    for question, answer in (("rnn-advantage", 1), ("weighted-average", "@")):
-        requests.post(
-            f"{lms.tool_url}/api/placements/{placement_id}/answers",
-            json={"question_id": question, "answer": answer},
-            headers=headers,
-        )
+    for question, given in (("rnn-advantage", 1), ("weighted-average", "@")):
+        answer(lms, headers, placement_id, question, given)
         assert sync_as_the_task_would(lms, poster, user_id, placement_id).outcome is Synced.SENT
     assert lms.lti.tokens.requested == 1
     lms.platform.fail("ags", times=1, status=503)
-    requests.post(
-        f"{lms.tool_url}/api/placements/{placement_id}/answers",
-        json={"question_id": "concepts", "answer": {}},
-        headers=headers,
-    )
+    answer(lms, headers, placement_id, "concepts", {})
     failed = sync_as_the_task_would(lms, poster, user_id, placement_id)
     assert failed.outcome is Synced.RETRY
     assert sync_as_the_task_would(lms, poster, user_id, placement_id).outcome is Synced.SENT
@@ -242,16 +244,10 @@ def test_scores_within_one_second_reach_a_moodle_strict_lms_as_the_latest(lms, b
     with lms.store.session() as session:
         user_id = session.scalar(select(User.id))
     poster = AgsPoster(lms.lti)
-    import requests
-
     answers = (("rnn-advantage", 1), ("weighted-average", "@"), ("concepts", {}))
     results = []
-    for question, answer in answers:
-        requests.post(
-            f"{lms.tool_url}/api/placements/{placement_id}/answers",
-            json={"question_id": question, "answer": answer},
-            headers=headers,
-        )
+    for question, given in answers:
+        answer(lms, headers, placement_id, question, given)
         results.append(sync_grade(lms.store, lms.lti.catalog, poster, user_id, placement_id, 3))
     # whatever the second boundaries, a sync either posts or waits: none is refused
     assert {r.outcome for r in results} <= {Synced.SENT, Synced.WAIT}
