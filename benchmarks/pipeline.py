@@ -217,8 +217,13 @@ def main() -> None:
         users = [User(platform_id=placed.platform_id, sub=f"bench-{n}") for n in range(students)]
         session.add_all(users)
         session.flush()
+        launched_at = int(time.time())  # a session lives from its launch (service.auth)
         for user in users:
-            session_data = {"user_id": user.id, "placement_ids": [placed.placement_id]}
+            session_data = {
+                "user_id": user.id,
+                "placement_ids": [placed.placement_id],
+                "launched_at": launched_at,
+            }
             cookies.append(f"session={signer.dumps(session_data)}")
 
     port = free_port()
