@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.devserver import dev_server  # noqa: E402
 from tests.lms_race import race  # noqa: E402
-from tests.service.test_editor_bundle import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from tests.service.web.test_editor_bundle import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
 STUDENTS = ("Ali Student", "Berna Student", "Can Student")
 DEADLINE_S = 60.0

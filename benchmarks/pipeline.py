@@ -37,12 +37,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from sqlalchemy import func, select  # noqa: E402
 
-from core.grading import grade_source  # noqa: E402
 from core.lessons import load_lesson  # noqa: E402
 from core.runs import RunStatus  # noqa: E402
-from service import create_app  # noqa: E402
+from core.verdicts import grade_source  # noqa: E402
 from service.settings import PREFIX, Settings  # noqa: E402
 from service.store.models import Submission, User  # noqa: E402
+from service.web import create_app  # noqa: E402
 from tests.factories import SCALED, place  # noqa: E402
 from tests.pipeline import SOLUTION, fastest_sandbox  # noqa: E402
 from tests.servers import REPO, RedisServer, WorkerProcess, free_port  # noqa: E402
@@ -217,7 +217,7 @@ def main() -> None:
         users = [User(platform_id=placed.platform_id, sub=f"bench-{n}") for n in range(students)]
         session.add_all(users)
         session.flush()
-        launched_at = int(time.time())  # a session lives from its launch (service.auth)
+        launched_at = int(time.time())  # a session lives from its launch (service.web.auth)
         for user in users:
             session_data = {
                 "user_id": user.id,

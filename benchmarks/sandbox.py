@@ -25,9 +25,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core.errors import GraderError  # noqa: E402
-from core.grading import grade_source  # noqa: E402
 from core.lessons import load_lesson  # noqa: E402
 from core.runs import RunRequest, RunResult, RunStatus, Sandbox  # noqa: E402
+from core.verdicts import grade_source  # noqa: E402
 from service.settings import Settings  # noqa: E402
 from workers.sandbox import make_sandbox  # noqa: E402
 

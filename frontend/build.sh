@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Build the lesson page's code editor: frontend/editor.js and its pinned npm
 # packages -> one minified IIFE that the Python package serves as a static file.
-#   frontend/build.sh            writes service/static/vendor/codemirror.{js,LICENSES.txt,sha256}
+#   frontend/build.sh            writes service/web/static/vendor/codemirror.{js,LICENSES.txt,sha256}
 #   frontend/build.sh OUT_DIR    writes the same three files into OUT_DIR instead
 # Needs node and npm, and the npm registry (npm ci). The output is byte-identical
 # from one clean build to the next: commit it, so nothing else needs npm.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-out=${1:-$here/../service/static/vendor}
+out=${1:-$here/../service/web/static/vendor}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 cd "$here"

@@ -1,6 +1,6 @@
 // The code editor on the student's lesson page: CodeMirror 6 for Python.
 //
-// Bundled by build.sh into service/static/vendor/codemirror.js (one IIFE, no
+// Bundled by build.sh into service/web/static/vendor/codemirror.js (one IIFE, no
 // network access at run time), which defines:
 //
 //   window.CodeBlanksEditor.mount(textarea, options) -> editor

@@ -13,9 +13,9 @@ from typing import NoReturn
 import click
 
 from core.errors import GraderError, LessonError
-from core.grading import Verdict, grade_source
 from core.lessons import Lesson, load_catalog, load_lesson, load_track
 from core.runs import RunStatus, Sandbox
+from core.verdicts import Verdict, grade_source
 from service.settings import Settings
 from workers.sandbox import BACKENDS, make_sandbox
 
@@ -129,7 +129,7 @@ def worker(queues: str, concurrency: int | None, loglevel: str) -> None:
 
     Run another with `--queues regrade` for bulk regrades, so that they never delay students.
     """
-    argv = [sys.executable, "-m", "celery", "-A", "workers.worker", "worker"]
+    argv = [sys.executable, "-m", "celery", "-A", "workers.app", "worker"]
     argv += ["--queues", queues, "--loglevel", loglevel, "--without-gossip", "--without-mingle"]
     if concurrency:
         argv += ["--concurrency", str(concurrency)]
@@ -140,8 +140,8 @@ def worker(queues: str, concurrency: int | None, loglevel: str) -> None:
 @click.argument("placement_id", type=int)
 def regrade(placement_id: int) -> None:
     """Grade every graded submission of PLACEMENT_ID again, on the bulk `regrade` queue."""
-    from service import create_app
-    from service.teacher import regrade as queue_regrade
+    from service.web import create_app
+    from service.web.teacher.regrading import regrade as queue_regrade
 
     app = create_app()
     count = queue_regrade(app.extensions["store"], app.extensions["celery"], placement_id)
@@ -162,7 +162,7 @@ def serve(obj: Context, host: str, port: int, processes: int, threads: int) -> N
     os.environ["CODEBLANKS_STREAMS_PER_PROCESS"] = str(streams)
     argv = [sys.executable, "-m", "gunicorn", "--bind", f"{host}:{port}"]
     argv += ["--workers", str(processes), "--threads", str(threads), "--worker-class", "gthread"]
-    argv += ["--config", "python:service.serving"]
+    argv += ["--config", "python:service.web.serving"]
     os.execv(sys.executable, [*argv, "service:create_app()"])
 
 
@@ -171,7 +171,7 @@ def serve(obj: Context, host: str, port: int, processes: int, threads: int) -> N
 @click.pass_obj
 def dev(obj: Context, port: int) -> None:
     """Run everything on this machine: Redis, a worker, the web app and a demo LMS."""
-    from service.supervisor import run_dev
+    from service.dev.supervisor import run_dev
 
     sys.exit(run_dev(obj.settings.instance_dir, port, lambda line: click.echo(line)))
 

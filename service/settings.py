@@ -26,7 +26,7 @@ class Settings:
     submit_rate: int = 10  # submissions a student may make per submit_window_s
     submit_window_s: int = 60
     # live status streams (Server-Sent Events) are short and capped, so that no number of
-    # open pages can hold every web thread (see service/streams.py). A stream holds a
+    # open pages can hold every web thread (see service/web/student/streams.py). A stream holds a
     # gthread thread while open: `codeblanks serve` runs 2 processes x 16 threads, and at
     # most half of each process's threads stream; the rest serve pages, submits and health
     stream_max_s: int = 10  # a thread is held at most this long; the browser then reconnects

@@ -209,7 +209,7 @@ def settings(tmp_path: Path, database_url: str) -> Settings:
 @pytest.fixture
 def app(settings: Settings):
     """The Flask app on a fresh, migrated database."""
-    from service import create_app
+    from service.web import create_app
 
     app = create_app({"TESTING": True, "SETTINGS": settings})
     yield app

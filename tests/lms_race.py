@@ -1,7 +1,7 @@
 """A student who answers fast, as Moodle met one: three answers and a code submission within
 one second, then the time until the demo LMS's gradebook shows the final score.
 
-Used by tests/service/test_lms_race_browser.py and by benchmarks/lms_latency.py, both against
+Used by tests/service/web/test_lms_race_browser.py and by benchmarks/lms_latency.py, both against
 a real `codeblanks dev` (gunicorn, a Celery worker, the sandbox, the demo LMS) in Chromium.
 """
 

@@ -16,9 +16,9 @@ from typing import Any
 from sqlalchemy import func, select
 
 from core.runs import RunRequest
-from service import create_app
 from service.settings import PREFIX, Settings
 from service.store.models import GradeSync, Submission
+from service.web import create_app
 from tests.factories import SCALED, Placed, add_student, place
 from tests.servers import REPO, RedisServer, WorkerProcess
 from workers.sandbox import BACKENDS, make_sandbox

@@ -1,7 +1,7 @@
 """The web app for real: `codeblanks serve` (gunicorn) on a free port over a seeded store, and
 a plain HTTP client for its live status streams that reads them as they come.
 
-Used by tests/service/test_streams.py and benchmarks/streams.py.
+Used by tests/service/web/student/test_streams.py and benchmarks/streams.py.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def seed(directory: Path, students: int) -> tuple[dict[str, str], list[Student]]
     Returns the environment that points `codeblanks serve` at that store (and at a Redis that
     refuses connections: nothing is ever graded), and the students.
     """
-    from service import create_app
+    from service.web import create_app
 
     settings = replace(
         Settings.from_env(),
@@ -61,7 +61,7 @@ def seed(directory: Path, students: int) -> tuple[dict[str, str], list[Student]]
         user_id = placed.user_id if n == 0 else add_student(store, placed, f"student-{n + 1}")
         submission_id = submissions.create(store, placed.placement_id, user_id, "print(1)\n", False)
         token = signer.dumps(
-            # as a launch signs it in (service.auth.sign_in)
+            # as a launch signs it in (service.web.auth.sign_in)
             {"user_id": user_id, "placement_ids": [placed.placement_id], "launched_at": now}
         )
         found.append(Student(user_id, str(token), submission_id))

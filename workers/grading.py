@@ -15,9 +15,9 @@ from datetime import datetime
 from sqlalchemy.exc import DBAPIError
 
 from core.errors import GraderError
-from core.grading import Verdict, grade_source
 from core.lessons import Catalog, Lesson
 from core.runs import Sandbox
+from core.verdicts import Verdict, grade_source
 from service.settings import Settings
 from service.store import submissions
 from service.store.database import Store

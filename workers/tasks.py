@@ -13,7 +13,7 @@ from sqlalchemy.exc import DBAPIError
 
 from core.errors import GraderError
 from core.runs import Sandbox
-from service import context, logs
+from service import logs
 from service.lti.roster import sync_roster
 from service.queue import (
     GRADE_SUBMISSION,
@@ -23,6 +23,7 @@ from service.queue import (
     SYNC_QUEUE,
     enqueue,
 )
+from service.web import extensions as context
 from workers.grading import Outcome, grade_stored
 from workers.sandbox import make_sandbox
 from workers.sweep import sweep as find_stuck

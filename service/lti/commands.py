@@ -12,7 +12,7 @@ import click
 from service.settings import Settings
 
 if TYPE_CHECKING:
-    from service.keys import KeyRing
+    from service.lti.keys import KeyRing
     from service.store import Store
 
 # the heavy imports (SQLAlchemy, cryptography, pylti1p3) wait for a command that needs them,
@@ -197,6 +197,6 @@ def keys_list() -> None:
 
 def _ring() -> KeyRing:
     from service.instance import prepare
-    from service.keys import KeyRing
+    from service.lti.keys import KeyRing
 
     return KeyRing(prepare(Settings.from_env().instance_dir) / "keys")

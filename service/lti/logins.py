@@ -21,7 +21,7 @@ from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
 from service.lti.claims import LaunchProblem
-from service.lti.launch import Login
+from service.lti.validation import Login
 from service.store.database import Store, changed
 from service.store.models import Deployment, LtiLogin, Platform, UsedNonce, utcnow
 

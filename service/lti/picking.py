@@ -6,12 +6,12 @@ from flask import Blueprint, Response, redirect, render_template, request, sessi
 from sqlalchemy import select
 
 from core.lessons import Lesson
-from service import csrf
-from service.auth import add_placements, current_user, session_token
 from service.lti import tool
 from service.lti.claims import LaunchProblem
 from service.lti.deep_linking import response_jwt
 from service.store.models import Placement, Platform
+from service.web import csrf
+from service.web.auth import add_placements, current_user, session_token
 
 bp = Blueprint("lti_pick", __name__, url_prefix="/lti/pick")
 

@@ -24,7 +24,7 @@ from pylti1p3.exception import LtiServiceException
 from pylti1p3.registration import Registration
 from pylti1p3.service_connector import ServiceConnector
 
-from service.keys import SigningKey
+from service.lti.keys import SigningKey
 
 SCOPE_LINEITEM = "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem"
 SCOPE_SCORE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"

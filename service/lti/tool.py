@@ -12,18 +12,18 @@ from celery import Celery
 from flask import Flask, Response, current_app, redirect, render_template, session, url_for
 
 from core.lessons import Catalog
-from service import csrf
-from service.auth import session_token, sign_in
-from service.keys import KeyRing
-from service.lti import launches, logins, roster
+from service.lti import launch_records, logins, roster
 from service.lti.claims import DEEP_LINKING, DL, LaunchProblem
+from service.lti.keys import KeyRing
 from service.lti.keysets import KeySets
-from service.lti.launch import HardenedLaunch, Login, ValidLaunch
 from service.lti.services import PlatformAccess, TokenCache
+from service.lti.validation import HardenedLaunch, Login, ValidLaunch
 from service.outbound import Client, Policy
 from service.settings import Settings
 from service.store.database import Store
 from service.store.models import Platform, utcnow
+from service.web import csrf
+from service.web.auth import session_token, sign_in
 
 
 @dataclass
@@ -100,7 +100,7 @@ def open(  # noqa: A001 - the launch opens
     A teacher's launch also asks for the course's roster to be read, if it is stale: their
     pages then count the students who have not launched yet.
     """
-    opened = launches.record(ctx.store, ctx.catalog, valid)
+    opened = launch_records.record(ctx.store, ctx.catalog, valid)
     if opened.teacher:
         roster.ask_for_read(ctx.store, celery_app, opened.course_id, utcnow())
     sign_in(
@@ -167,7 +167,7 @@ def open(  # noqa: A001 - the launch opens
 
 
 def _lms_urls(valid: ValidLaunch) -> list[str]:
-    """Return the launch's URLs of the LMS pages that may frame the tool (see service.headers).
+    """Return the launch's URLs of the LMS pages that may frame the tool (see service.web.headers).
 
     Canvas's issuer is one for every school, while the page that frames the tool is the
     school's own domain: that comes as the return URL (and deep linking's return URL).

@@ -1,7 +1,7 @@
 """The LTI endpoints: login, launch, key set, Canvas configuration, dynamic registration.
 
 A view parses the request, calls one function, and renders. Every refusal is a LaunchProblem
-(or a RegistrationProblem) that the app's error boundary (service.boundary) renders as a 4xx
+(or a RegistrationProblem) that the app's error boundary (service.web.boundary) renders as a 4xx
 page saying what to check, and logs; nothing about the user is stored.
 """
 

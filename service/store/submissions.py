@@ -16,9 +16,9 @@ from datetime import datetime, timedelta
 from sqlalchemy import Connection, and_, bindparam, func, or_, select, update
 from sqlalchemy.orm import Session
 
-from core.grading import Verdict
 from core.lessons import Lesson
 from core.runs import RunStatus
+from core.verdicts import Verdict
 from service.store import grades
 from service.store.database import Store, changed
 from service.store.models import Course, Placement, Regrade, Submission

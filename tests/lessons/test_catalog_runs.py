@@ -2,7 +2,7 @@
 
 import pytest
 
-from core.grading import grade_source
+from core.verdicts import grade_source
 from core.runs import RunStatus
 from tests.conftest import LESSONS
 from core.lessons import load_catalog

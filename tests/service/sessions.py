@@ -7,8 +7,8 @@ import re
 import time
 from urllib.parse import parse_qs, urlsplit
 
-from core.grading import Verdict
 from core.runs import RunStatus
+from core.verdicts import Verdict
 from service.store import submissions
 from service.store.models import utcnow
 

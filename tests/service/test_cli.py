@@ -134,4 +134,4 @@ def test_serve_leaves_half_of_each_processs_threads_to_pages(monkeypatch, thread
     result = CliRunner().invoke(main, ["serve", "--threads", str(threads)])
     assert result.exit_code == 0, result.output
     [(argv, cap)] = started
-    assert int(cap) == streams and "python:service.serving" in argv
+    assert int(cap) == streams and "python:service.web.serving" in argv

@@ -7,7 +7,6 @@ from dataclasses import replace
 import pytest
 import redis
 
-from service import create_app
 from service.queue import (
     GRADE_QUEUE,
     GRADE_SUBMISSION,
@@ -16,13 +15,14 @@ from service.queue import (
     SYNC_QUEUE,
     enqueue,
 )
+from service.web import create_app
 
 
 def test_the_service_never_imports_task_bodies(tmp_path):
     code = (
         "import sys\n"
         "from pathlib import Path\n"
-        "from service import create_app\n"
+        "from service.web import create_app\n"
         "from service.settings import Settings\n"
         f"create_app({{'SETTINGS': Settings(instance_dir=Path({str(tmp_path)!r}))}})\n"
         "print(sorted(m for m in sys.modules if m.startswith('workers')))"

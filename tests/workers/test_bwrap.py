@@ -9,8 +9,8 @@ import time
 import pytest
 
 from core.errors import GraderError
-from core.grading import grade_source
 from core.runs import Limits, RunOutcome, RunRequest, RunStatus
+from core.verdicts import grade_source
 from workers.sandbox import cgroups
 from workers.sandbox.bwrap import BwrapSandbox
 

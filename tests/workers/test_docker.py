@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from core.errors import GraderError
-from core.grading import grade_source
 from core.runs import Limits, RunOutcome, RunRequest, RunStatus
+from core.verdicts import grade_source
 from workers.sandbox.docker import DEADLINE_LABEL, FIRST_UID, NAME_PREFIX, UIDS, DockerSandbox
 
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("docker_daemon")]

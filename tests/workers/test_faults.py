@@ -212,7 +212,7 @@ def test_a_burst_of_1000_is_graded_once_each(tmp_path, redis_server, database_ur
 
 
 def test_bulk_regrades_never_delay_a_students_run(pipeline, report):
-    from service.teacher import regrade
+    from service.web.teacher.regrading import regrade
 
     pipeline.start_worker(concurrency=1)  # serves students: grade, sync
     ids = []

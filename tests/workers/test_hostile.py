@@ -24,8 +24,8 @@ from pathlib import Path
 import pytest
 
 from core.errors import GraderError
-from core.grading import grade_source
 from core.runs import Limits, RunRequest, RunStatus, Sandbox
+from core.verdicts import grade_source
 from service.settings import Settings
 from tests.conftest import SEED, sandbox_leftovers, warm_leftovers
 from tests.workers.hostile import Case, all_cases

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from core.grading import grade_source
 from core.runs import Limits, RunOutcome, RunRequest, RunStatus
+from core.verdicts import grade_source
 from service.settings import Settings
 from tests.conftest import REPO, warm_leftovers
 from workers.sandbox.fake import FakeSandbox

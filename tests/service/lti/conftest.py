@@ -8,11 +8,11 @@ import pytest
 import requests
 from sqlalchemy import func, select
 
-from service import create_app
 from service.demo.server import BackgroundServer, DemoServer
 from service.lti import registration
 from service.settings import Settings
 from service.store.models import Course, Membership, Placement, User
+from service.web import create_app
 
 
 @dataclass

@@ -10,7 +10,7 @@ from pylti1p3.exception import LtiServiceException
 from werkzeug.serving import make_server
 from werkzeug.wrappers import Request, Response
 
-from service.keys import KeyRing
+from service.lti.keys import KeyRing
 from service.lti.services import CachingConnector, PlatformAccess, TokenCache, describe
 from service.outbound import Allowed, Client, Policy
 from service.settings import Settings

@@ -5,8 +5,8 @@ import pytest
 from sqlalchemy import select
 
 from core.compare import LineDiff
-from core.grading import Verdict
 from core.runs import RunStatus
+from core.verdicts import Verdict
 from service.store import grades, submissions
 from service.store.models import Grade, GradeSync, Submission, utcnow
 from service.store.submissions import Claim, Held

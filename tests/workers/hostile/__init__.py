@@ -11,8 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.grading import Verdict
 from core.runs import RunStatus
+from core.verdicts import Verdict
 
 S = RunStatus
 

@@ -1,0 +1,1 @@
+"""`codeblanks dev`: the supervisor, and the demo LMS mounted in the tool."""

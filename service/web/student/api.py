@@ -1,0 +1,155 @@
+"""The JSON API of the student page: submit code, follow it live, answer questions."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from flask import Blueprint, Response, current_app, jsonify, request, url_for
+from sqlalchemy.exc import DBAPIError
+
+from core.runs import MAX_SOURCE_BYTES
+from service.queue import SYNC_GRADE, enqueue
+from service.store.database import Store
+from service.store.models import utcnow
+from service.web import extensions as context
+from service.web.auth import HEADER, SignedIn, current_user
+from service.web.student import actions as student
+from service.web.student.actions import Refused
+from service.web.student.streams import follow, of_process
+
+bp = Blueprint("api", __name__, url_prefix="/api")
+
+
+@bp.before_request
+def refuse_cross_site_writes() -> None:
+    """Refuse writes that a page of another site could have made with the user's cookie.
+
+    A cross-site form can only send simple bodies (form or text/plain) without custom
+    headers; a write here must be JSON or carry the session header, which would need a CORS
+    preflight that this API never grants.
+    """
+    if request.method in ("POST", "PUT", "PATCH", "DELETE"):
+        if not request.is_json and HEADER not in request.headers:
+            raise Refused(
+                403,
+                "cross_site",
+                "Send JSON (Content-Type: application/json) or the X-CodeBlanks-Session header.",
+            )
+
+
+@bp.post("/placements/<int:placement_id>/submissions")
+def submit(placement_id: int) -> tuple[Response, int, dict[str, str]]:
+    """Take a student's code for a placement: 202 with the submission's URL."""
+    user = _signed_in()
+    source = _source()
+    submitted = student.submit(
+        context.store(), context.catalog(), context.settings(), user, placement_id, source, utcnow()
+    )
+    student.send_to_grading(current_app.extensions["celery"], submitted)
+    submission_id = submitted.submission_id
+    url = url_for("api.submission", submission_id=submission_id)
+    body = {"id": submission_id, "status": "queued", "url": url, "events": f"{url}/events"}
+    return jsonify(body), 202, {"Location": url}
+
+
+@bp.put("/placements/<int:placement_id>/draft")
+def draft(placement_id: int) -> tuple[str, int]:
+    """Keep the student's unsubmitted code, so that a reload or a new window finds it."""
+    user = _signed_in()
+    source = _source()
+    student.save_draft(context.store(), context.catalog(), user, placement_id, source, utcnow())
+    return "", 204
+
+
+@bp.get("/submissions/<int:submission_id>")
+def submission(submission_id: int) -> Response:
+    """Return the submission's status and, once graded, its verdict."""
+    return jsonify(student.status_of(context.store(), _signed_in(), submission_id))
+
+
+@bp.get("/submissions/<int:submission_id>/events")
+def events(submission_id: int) -> Response:
+    """Stream the submission's status (Server-Sent Events): short, capped; see its module."""
+    user = _signed_in()
+    store = context.store()
+    first = student.status_of(store, user, submission_id)  # 404 now, not inside the stream
+    stream = _stream(store, user, submission_id, first)
+    headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+    return Response(stream, mimetype="text/event-stream", headers=headers)
+
+
+@bp.post("/placements/<int:placement_id>/answers")
+def answer(placement_id: int) -> tuple[Response, int]:
+    """Score an answer to one of the lesson's questions at once."""
+    user = _signed_in()
+    body = _json_body()
+    question_id = body.get("question_id")
+    if not isinstance(question_id, str) or "answer" not in body:
+        raise Refused(400, "bad_request", 'Send {"question_id": "...", "answer": ...}.')
+    scored = student.answer(
+        context.store(),
+        context.catalog(),
+        user,
+        placement_id,
+        question_id,
+        body["answer"],
+        utcnow(),
+    )
+    enqueue(current_app.extensions["celery"], SYNC_GRADE, [user.user_id, placement_id])
+    return jsonify(scored.as_json()), 201
+
+
+def _source() -> str:
+    """Return the submitted code: a JSON {"source": ...} body, or the raw body as text."""
+    if request.is_json:
+        source = _json_body().get("source")
+        if not isinstance(source, str):
+            raise Refused(400, "bad_request", 'Send {"source": "<your code>"}.')
+        try:
+            raw = source.encode("utf-8")
+        except UnicodeEncodeError:
+            raise Refused(400, "not_utf8", "The code is not valid UTF-8 text.") from None
+    else:
+        raw = request.get_data(cache=False)
+    if len(raw) > MAX_SOURCE_BYTES:
+        limit = MAX_SOURCE_BYTES // 1024
+        raise Refused(413, "too_large", f"The code is larger than {limit} KiB ({len(raw)} bytes).")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Refused(
+            400, "not_utf8", f"The code is not UTF-8 text (invalid byte at {exc.start})."
+        ) from None
+    if "\x00" in text:
+        raise Refused(400, "nul_character", "The code contains a NUL character.")
+    return text
+
+
+def _json_body() -> dict[str, Any]:
+    body = request.get_json(silent=True)
+    if not isinstance(body, dict):
+        raise Refused(400, "bad_request", "The body must be a JSON object.")
+    return body
+
+
+def _stream(
+    store: Store, user: SignedIn, submission_id: int, first: dict[str, Any]
+) -> Iterator[str]:
+    settings = context.settings()
+    streams = of_process(current_app.extensions, settings)
+
+    def look() -> dict[str, Any] | None:
+        try:
+            return student.status_of(store, user, submission_id)
+        except DBAPIError:
+            return None  # the database blinked; the stream looks again shortly
+
+    return follow(streams, user.user_id, first, look, settings.stream_max_s)
+
+
+def _signed_in() -> SignedIn:
+    user = current_user()
+    if user is None:
+        raise Refused(401, "not_signed_in", "Open this lesson from your course to sign in.")
+    return user

@@ -1,0 +1,78 @@
+"""The student's course page: the course's placed lessons, and their score on each."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import select
+
+from core.grades import LessonScore
+from core.lessons import Catalog
+from service.store import grades
+from service.store.database import Store
+from service.store.models import Course, Membership, Placement
+from service.web.auth import SignedIn
+from service.web.student.actions import Refused
+
+
+@dataclass(frozen=True)
+class Listed:
+    """A placed lesson; its score only for placements this student may open."""
+
+    placement_id: int
+    title: str
+    points: float
+    due: str
+    opens: bool
+    score: LessonScore | None
+
+
+@dataclass(frozen=True)
+class CourseListing:
+    """The course, its lessons, and whether this user teaches it."""
+
+    course_id: int
+    title: str
+    lessons: list[Listed]
+    teaches: bool
+
+
+def student_listing(
+    store: Store, catalog: Catalog, user: SignedIn, course_id: int
+) -> CourseListing:
+    """List a course's placements for one of its members; Refused for anybody else."""
+    with store.reading() as session:
+        course = session.get(Course, course_id)
+        placements = list(
+            session.scalars(
+                select(Placement).where(Placement.course_id == course_id).order_by(Placement.id)
+            )
+        )
+        member = session.scalar(
+            select(Membership.id).where(
+                Membership.course_id == course_id, Membership.user_id == user.user_id
+            )
+        )
+        opened = any(user.may_open(p.id) for p in placements)
+        if course is None or not (member or opened or user.teaches(course_id)):
+            raise Refused(403, "not_a_member", "Open this course from your LMS first.")
+        listed = []
+        for placement in placements:
+            lesson = catalog.lesson(placement.lesson_id)
+            opens = user.may_open(placement.id) and lesson is not None
+            score = (
+                grades.score(session, placement, lesson, user.user_id)
+                if opens and lesson is not None
+                else None
+            )
+            listed.append(
+                Listed(
+                    placement_id=placement.id,
+                    title=placement.title or (lesson.title if lesson else placement.lesson_id),
+                    points=lesson.points if lesson else 0.0,
+                    due=f"{placement.due_at:%Y-%m-%d %H:%M} UTC" if placement.due_at else "",
+                    opens=opens,
+                    score=score,
+                )
+            )
+    return CourseListing(course_id, course.title or "Your course", listed, user.teaches(course_id))

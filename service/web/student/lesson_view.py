@@ -1,0 +1,136 @@
+"""What the student's lesson page shows: their answers, attempts, score, draft, and reveals.
+
+Everything here is read for one user; nothing of another student's work is ever loaded.
+The sample solution and the question answers are in the page only when `revealed`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import select
+
+from core.grades import LessonScore
+from core.lessons import Catalog, Lesson
+from core.placements import Closed, Policy
+from core.questions import ChoiceQuestion, MatchQuestion, Question
+from service.store import drafts, grades, submissions
+from service.store.database import Store
+from service.store.models import Placement, QuestionAnswer, Submission
+from service.web.auth import SignedIn
+from service.web.student import actions as student
+
+
+@dataclass(frozen=True)
+class LessonPage:
+    """One student's view of a placement, as the page renders it."""
+
+    placement: Placement
+    lesson: Lesson
+    policy: Policy
+    answers: Mapping[str, QuestionAnswer]
+    attempts: list[Submission]  # newest first
+    score: LessonScore
+    attempts_used: int
+    revealed: bool
+    closed: Closed | None  # why the exercise takes no more submissions, if it does not
+    questions_closed: Closed | None  # why answers are no longer taken (past due), if so
+    code: str  # what the editor opens with: the draft, the last submission, or the starter
+
+    @property
+    def latest(self) -> Submission | None:
+        """Return the newest submission, graded or not."""
+        return self.attempts[0] if self.attempts else None
+
+    @property
+    def shown(self) -> Submission | None:
+        """Return the newest graded submission, whose verdict the page shows."""
+        return next((s for s in self.attempts if s.status == submissions.GRADED), None)
+
+    def shows_answer(self, question_id: str) -> bool:
+        """Return whether a question's answer may be shown: revealed, and no longer open.
+
+        An answer shown beside an open question would be worth its points: it waits until
+        the student has answered (the first answer counts) or the questions have closed.
+        """
+        return self.revealed and (question_id in self.answers or self.questions_closed is not None)
+
+    @property
+    def pending(self) -> bool:
+        """Return whether a submission is still queued or running."""
+        return self.latest is not None and self.latest.status != submissions.GRADED
+
+
+def lesson_page(
+    store: Store, catalog: Catalog, user: SignedIn, placement_id: int, now: datetime
+) -> LessonPage:
+    """Load the placement's lesson and this user's work on it; Refused when not theirs."""
+    with store.reading() as session:
+        placement, lesson = student.open_placement(session, catalog, user, placement_id)
+        mine = (QuestionAnswer.placement_id == placement_id, QuestionAnswer.user_id == user.user_id)
+        answers = {a.question_id: a for a in session.scalars(select(QuestionAnswer).where(*mine))}
+        attempts = list(
+            session.scalars(
+                select(Submission)
+                .where(Submission.placement_id == placement_id, Submission.user_id == user.user_id)
+                .order_by(Submission.id.desc())
+            )
+        )
+        used = submissions.attempts_used(session, placement_id, user.user_id)
+        score = grades.score(session, placement, lesson, user.user_id)
+    policy = grades.policy_of(placement)
+    passed = any(s.run_status == "passed" for s in attempts)
+    revealed = policy.reveals(now, used, passed)
+    draft = drafts.load(store, placement_id, user.user_id)
+    starter = lesson.exercise.starter_code if lesson.exercise else ""
+    return LessonPage(
+        placement=placement,
+        lesson=lesson,
+        policy=policy,
+        answers=answers,
+        attempts=attempts,
+        score=score,
+        attempts_used=used,
+        revealed=revealed,
+        closed=policy.closed(now, used, revealed),
+        questions_closed=policy.closed(now),
+        code=draft.source if draft else (attempts[0].source if attempts else starter),
+    )
+
+
+def answer_by_form(
+    store: Store,
+    catalog: Catalog,
+    user: SignedIn,
+    placement_id: int,
+    form: Mapping[str, str],
+    now: datetime,
+) -> student.Scored:
+    """Score a question's answer sent by a plain form, as the JSON API would."""
+    with store.reading() as session:
+        _placement, lesson = student.open_placement(session, catalog, user, placement_id)
+    question_id = form.get("question_id", "")
+    question = lesson.question(question_id)
+    given = answer_from_form(question, form) if question else None
+    return student.answer(store, catalog, user, placement_id, question_id, given, now)
+
+
+def answer_from_form(question: Question, form: Mapping[str, str]) -> object:
+    """Return a plain form's answer as the JSON API takes it (the form fallback of the page).
+
+    choice: `answer` is the option's index; blank: `answer` is the fill; match: `term-<i>`
+    holds the meaning picked for the i-th term.
+    """
+    if isinstance(question, ChoiceQuestion):
+        raw = form.get("answer", "")
+        # ASCII digits only: "²".isdigit() holds, and int() refuses it
+        return int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 6 else raw
+    if isinstance(question, MatchQuestion):
+        return {
+            term: form[f"term-{index}"]
+            for index, term in enumerate(question.terms)
+            if form.get(f"term-{index}")
+        }
+    return form.get("answer", "")

@@ -1,0 +1,99 @@
+"""The student's pages: a placed lesson (with plain-form fallbacks), and the course's lessons.
+
+Every page carries the signed session (`s` in its links and forms, a header in its fetches),
+since inside an LMS iframe the cookie may never come back; every form carries a CSRF token.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, current_app, jsonify, redirect, render_template, request, url_for
+from flask.typing import ResponseReturnValue
+
+from core.runs import MAX_SOURCE_BYTES
+from service.queue import SYNC_GRADE, enqueue
+from service.store.models import utcnow
+from service.web import csrf
+from service.web import extensions as context
+from service.web.auth import SignedIn, current_user, session_token
+from service.web.student import actions as student
+from service.web.student import course_view as courses
+from service.web.student.actions import Refused
+from service.web.student.lesson_view import answer_by_form, lesson_page
+
+bp = Blueprint("pages", __name__)
+
+
+@bp.get("/lessons/<int:placement_id>")
+def lesson(placement_id: int) -> str:
+    """Show a placed lesson to a student who launched it: text, questions, exercise, results."""
+    page = lesson_page(context.store(), context.catalog(), _user(), placement_id, utcnow())
+    return render_template("pages/lesson.html", page=page, **csrf.page_tokens())
+
+
+@bp.get("/lessons/<int:placement_id>/progress")
+def progress(placement_id: int) -> ResponseReturnValue:
+    """Return the page's score and results, rendered, for the page to swap in after a change."""
+    page = lesson_page(context.store(), context.catalog(), _user(), placement_id, utcnow())
+    fields = {"page": page, **csrf.page_tokens()}
+    return jsonify(
+        score=render_template("pages/_score.html", **fields),
+        results=render_template("pages/_results.html", **fields),
+        pending=page.pending,
+        revealed=page.revealed,
+        closed=page.closed.message if page.closed else None,
+    )
+
+
+@bp.post("/lessons/<int:placement_id>/answers")
+def answer(placement_id: int) -> ResponseReturnValue:
+    """Take a question's answer from a plain form (no JavaScript), then show the lesson again."""
+    user = _user()
+    csrf.check(request.form.get(csrf.FIELD))
+    scored = answer_by_form(
+        context.store(), context.catalog(), user, placement_id, request.form, utcnow()
+    )
+    enqueue(current_app.extensions["celery"], SYNC_GRADE, [user.user_id, placement_id])
+    return _back(placement_id, f"q-{scored.question_id}")
+
+
+@bp.post("/lessons/<int:placement_id>/submissions")
+def submit(placement_id: int) -> ResponseReturnValue:
+    """Take code from a plain form (no JavaScript), queue it, then show the lesson again."""
+    user = _user()
+    csrf.check(request.form.get(csrf.FIELD))
+    source = _form_source()
+    settings = current_app.config["SETTINGS"]
+    submitted = student.submit(
+        context.store(), context.catalog(), settings, user, placement_id, source, utcnow()
+    )
+    student.send_to_grading(current_app.extensions["celery"], submitted)
+    return _back(placement_id, "results")
+
+
+@bp.get("/courses/<int:course_id>")
+def course(course_id: int) -> str:
+    """List the course's placed lessons for a student, with their score on each."""
+    listing = courses.student_listing(context.store(), context.catalog(), _user(), course_id)
+    return render_template("pages/course.html", listing=listing, **csrf.page_tokens())
+
+
+def _form_source() -> str:
+    # browsers send a textarea's lines with CRLF ends
+    source = request.form.get("source", "").replace("\r\n", "\n")
+    if len(source.encode()) > MAX_SOURCE_BYTES:
+        raise Refused(413, "too_large", f"The code is larger than {MAX_SOURCE_BYTES // 1024} KiB.")
+    if "\x00" in source:
+        raise Refused(400, "nul_character", "The code contains a NUL character.")
+    return source
+
+
+def _back(placement_id: int, anchor: str) -> ResponseReturnValue:
+    target = url_for("pages.lesson", placement_id=placement_id, s=session_token())
+    return redirect(f"{target}#{anchor}", code=303)
+
+
+def _user() -> SignedIn:
+    user = current_user()
+    if user is None:
+        raise Refused(401, "not_signed_in", "Open this lesson from your course to sign in.")
+    return user

@@ -1,0 +1,200 @@
+"""A course's gradebook: its roster by its placed lessons, as a page and as CSV.
+
+The roster comes from the LMS (NRPS), read in the background (service.lti.roster): a
+teacher's page asks for a read when the roster is stale and shows the students known so
+far (everyone who launched, and the last roster read), with a note saying why the roster
+may be incomplete.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from celery import Celery
+from sqlalchemy import select
+
+from core.grades import LessonScore
+from core.lessons import Catalog
+from service.lti.roster import ask_for_read
+from service.store import gradebook, grades, roster_reads
+from service.store.database import Store
+from service.store.gradebook import SyncState
+from service.store.models import Course, Membership, Placement, User
+from service.web.rendering import points
+
+NO_ROSTER = (
+    "The LMS offers no roster for this course, so only students who have opened a lesson "
+    "are listed."
+)
+READING = "The roster is being refreshed from the LMS; reload in a moment."
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+# a spreadsheet that splits on another separator (";" in Turkish or German Excel, a tab, a
+# pipe) starts a new cell after it: a formula may begin there too
+_AFTER_SEPARATOR = re.compile(r"([,;\t|\r\n][ \t]*)(?=[=+\-@])")
+
+
+@dataclass(frozen=True)
+class Column:
+    """A placed lesson of the course."""
+
+    placement_id: int
+    title: str
+    points: float
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One student's standing on one placed lesson."""
+
+    score: LessonScore | None  # None: nothing done yet
+    attempts: int
+    last_at: datetime | None
+    sync: SyncState | None  # None: nothing was ever sent for this pair
+
+
+@dataclass(frozen=True)
+class Row:
+    """A student and their cells, in the columns' order."""
+
+    user_id: int
+    name: str
+    email: str
+    active: bool
+    cells: list[Cell]
+
+
+@dataclass(frozen=True)
+class Gradebook:
+    """The course's students by its placed lessons."""
+
+    course_id: int
+    title: str
+    columns: list[Column]
+    rows: list[Row]
+    roster_note: str | None = None  # why the roster may be incomplete or stale
+
+    @property
+    def failed_syncs(self) -> int:
+        """Return how many cells' newest sync failed for good."""
+        return sum(1 for r in self.rows for c in r.cells if c.sync and c.sync.status == "failed")
+
+
+def for_teacher(
+    store: Store, catalog: Catalog, celery_app: Celery, course_id: int, now: datetime
+) -> Gradebook:
+    """Return the gradebook with what to know of its roster (asking for a read if stale)."""
+    note = roster_note(store, celery_app, course_id, now)
+    return replace(build(store, catalog, course_id), roster_note=note)
+
+
+def roster_note(store: Store, celery_app: Celery, course_id: int, now: datetime) -> str | None:
+    """Ask for the roster to be read if it is stale; return what the teacher should know of it.
+
+    The page never waits on the LMS: it shows what is stored, and says so.
+    """
+    ask_for_read(store, celery_app, course_id, now)
+    with store.reading() as session:
+        found = roster_reads.state(session, course_id)
+    if found is None or not found.offered:
+        return NO_ROSTER
+    if found.error:
+        return (
+            f"The roster could not be refreshed ({found.error}); showing the students known so far."
+        )
+    return READING if found.pending else None
+
+
+def build(
+    store: Store, catalog: Catalog, course_id: int, placement_ids: list[int] | None = None
+) -> Gradebook:
+    """Return the course's gradebook (or only some of its placements' columns)."""
+    with store.reading() as session:
+        course = session.get(Course, course_id)
+        query = select(Placement).where(Placement.course_id == course_id).order_by(Placement.id)
+        if placement_ids is not None:
+            query = query.where(Placement.id.in_(placement_ids))
+        placements = list(session.scalars(query))
+        ids = [p.id for p in placements]
+        work = gradebook.work(session, ids)
+        syncs = gradebook.syncs(session, ids)
+        members: list[tuple[User, bool]] = [
+            (user, bool(active))
+            for user, active in session.execute(
+                select(User, Membership.active)
+                .join(Membership, Membership.user_id == User.id)
+                .where(Membership.course_id == course_id, Membership.teacher.is_(False))
+            )
+        ]
+        known = {user.id for user, _ in members}
+        # work by someone the roster does not list (yet): show it rather than hide it
+        strays = {user_id for _, user_id in work} - known
+        if strays:
+            extra = session.scalars(select(User).where(User.id.in_(strays)))
+            members += [(user, True) for user in extra]
+    columns, lessons = [], []
+    for placement in placements:
+        lesson = catalog.lesson(placement.lesson_id)
+        lessons.append(lesson)
+        title = placement.title or (lesson.title if lesson else placement.lesson_id)
+        columns.append(Column(placement.id, title, lesson.points if lesson else 0.0))
+    rows = []
+    for user, active in members:
+        cells = []
+        for placement, lesson in zip(placements, lessons, strict=True):
+            done = work.get((placement.id, user.id))
+            score = gradebook.score_of(lesson, done) if done and lesson else None
+            cells.append(
+                Cell(
+                    score=score,
+                    attempts=done.attempts if done else 0,
+                    last_at=done.last_at if done else None,
+                    sync=syncs.get((placement.id, user.id)),
+                )
+            )
+        rows.append(Row(user.id, user.name or user.sub, user.email, active, cells))
+    rows.sort(key=lambda row: (row.name.casefold(), row.user_id))
+    title = (course.title if course else "") or "Course"
+    return Gradebook(course_id, title, columns, rows)
+
+
+def resend_failed(
+    store: Store, course_id: int, placement_id: int | None, user_id: int | None, now: datetime
+) -> list[tuple[int, int]]:
+    """Make the course's failed syncs pending again (one lesson's, one student's, or all).
+
+    Return the (user, placement) pairs to enqueue; placements of other courses are left alone.
+    """
+    with store.session() as session:
+        query = select(Placement.id).where(Placement.course_id == course_id)
+        if placement_id is not None:
+            query = query.where(Placement.id == placement_id)
+        ids = list(session.scalars(query))
+        return grades.resend_failed(session, ids, user_id, now) if ids else []
+
+
+def as_csv(book: Gradebook) -> str:
+    """Return the gradebook as CSV: a row per student, a score column per placed lesson."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\r\n")
+    header = ["Student", "Email"]
+    for column in book.columns:
+        header += [f"{column.title} (out of {points(column.points)})", f"{column.title}: LMS"]
+    writer.writerow([_cell(value) for value in header])
+    for row in book.rows:
+        values = [row.name, row.email]
+        for cell in row.cells:
+            values.append(points(cell.score.given) if cell.score else "")
+            values.append(cell.sync.status if cell.sync else "")
+        writer.writerow([_cell(value) for value in values])
+    return out.getvalue()
+
+
+def _cell(value: str) -> str:
+    """Return a cell that no spreadsheet runs as a formula, whatever separator it splits on."""
+    # a leading apostrophe makes the rest text, and spreadsheets do not show it
+    neutral = _AFTER_SEPARATOR.sub(r"\1'", value)
+    return "'" + neutral if neutral.startswith(_FORMULA_STARTS) else neutral

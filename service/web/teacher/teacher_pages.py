@@ -1,0 +1,113 @@
+"""The teacher's pages: the course gradebook (and its CSV), a placement, a student's work.
+
+Every route checks that the signed-in user teaches the course; every form carries a CSRF
+token, and every link the signed session (see service.web.auth).
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response, current_app, redirect, render_template, request, url_for
+from flask.typing import ResponseReturnValue
+
+from service.queue import SYNC_GRADE, SYNC_QUEUE, enqueue
+from service.store.models import Placement, utcnow
+from service.web import csrf
+from service.web.auth import session_token
+from service.web.extensions import catalog, store
+from service.web.student.actions import Refused
+from service.web.teacher import course_gradebook as course_grades
+from service.web.teacher import lesson_report as placement_report
+from service.web.teacher import placement_settings
+from service.web.teacher.access import course_teacher, placement_teacher
+
+bp = Blueprint("teacher", __name__, url_prefix="/teach")
+
+
+@bp.get("/courses/<int:course_id>")
+def gradebook(course_id: int) -> str:
+    """Show the course's roster by its placed lessons (a stale roster is read in the background)."""
+    course_teacher(course_id)
+    celery_app = current_app.extensions["celery"]
+    book = course_grades.for_teacher(store(), catalog(), celery_app, course_id, utcnow())
+    return render_template(
+        "teacher/gradebook.html",
+        book=book,
+        resent=request.args.get("resent", type=int),
+        **csrf.page_tokens(),
+    )
+
+
+@bp.get("/courses/<int:course_id>/gradebook.csv")
+def gradebook_csv(course_id: int) -> Response:
+    """Download the gradebook as CSV (cells that look like formulas are made text)."""
+    course_teacher(course_id)
+    book = course_grades.build(store(), catalog(), course_id)
+    headers = {
+        "Content-Disposition": f'attachment; filename="gradebook-{course_id}.csv"',
+        "Cache-Control": "no-store",
+    }
+    return Response(course_grades.as_csv(book), mimetype="text/csv", headers=headers)
+
+
+@bp.post("/courses/<int:course_id>/resend")
+def resend(course_id: int) -> ResponseReturnValue:
+    """Send failed grade syncs again: one student's on one lesson, or all of the course's."""
+    course_teacher(course_id)
+    csrf.check(request.form.get(csrf.FIELD))
+    placement_id = request.form.get("placement_id", type=int)
+    user_id = request.form.get("user_id", type=int)
+    pairs = course_grades.resend_failed(store(), course_id, placement_id, user_id, utcnow())
+    for user_id, placement_id in pairs:
+        enqueue(
+            current_app.extensions["celery"], SYNC_GRADE, [user_id, placement_id], queue=SYNC_QUEUE
+        )
+    target = url_for("teacher.gradebook", course_id=course_id, s=session_token(), resent=len(pairs))
+    return redirect(target, code=303)
+
+
+@bp.get("/placements/<int:placement_id>")
+def placement(placement_id: int) -> str:
+    """Show a placed lesson to its teacher: scores, failures, settings, regrade."""
+    _user, found = placement_teacher(placement_id)
+    return _placement_page(found, placement_settings.form_of(found), {})
+
+
+@bp.post("/placements/<int:placement_id>/settings")
+def settings(placement_id: int) -> ResponseReturnValue:
+    """Change a placement's reveal policy, attempts, due date and late penalty."""
+    _user, found = placement_teacher(placement_id)
+    csrf.check(request.form.get(csrf.FIELD))
+    parsed, errors = placement_settings.parse(request.form)
+    if parsed is None:
+        return _placement_page(found, request.form.to_dict(), errors), 400
+    placement_settings.save(store(), placement_id, parsed)
+    target = url_for("teacher.placement", placement_id=placement_id, s=session_token(), saved=1)
+    return redirect(f"{target}#settings", code=303)
+
+
+@bp.get("/placements/<int:placement_id>/students/<int:user_id>")
+def student(placement_id: int, user_id: int) -> str:
+    """Show one student's submissions (code, output, verdict) and answers on a placement."""
+    _user, found = placement_teacher(placement_id)
+    work = placement_report.student_work(store(), catalog(), found, user_id)
+    if work is None:
+        raise Refused(404, "unknown_student", "This student is not in the course.")
+    return render_template("teacher/student.html", work=work, **csrf.page_tokens())
+
+
+def _placement_page(found: Placement, form: dict[str, str], errors: dict[str, str]) -> str:
+    report = placement_report.report(store(), catalog(), found)
+    celery_app = current_app.extensions["celery"]
+    note = course_grades.roster_note(store(), celery_app, found.course_id, utcnow())
+    return render_template(
+        "teacher/placement.html",
+        report=report,
+        roster_note=note,
+        placement=found,
+        lesson=report.lesson,
+        form=form,
+        errors=errors,
+        reveals=placement_settings.REVEALS,
+        saved=request.args.get("saved") == "1",
+        **csrf.page_tokens(),
+    )

@@ -1,0 +1,344 @@
+import json
+import threading
+import time
+from dataclasses import replace
+from datetime import timedelta
+
+import pytest
+
+from core.runs import RunStatus
+from core.verdicts import Verdict
+from service.store import submissions
+from service.store.models import GradeSync, QuestionAnswer, Submission, utcnow
+from tests.factories import add_student, place
+
+SOURCE = "print('hello')\n"
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def database_url(request, tmp_path):
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'api.db'}"
+    return request.getfixturevalue("postgres_cluster").new_database()
+
+
+@pytest.fixture
+def store(app):
+    return app.extensions["store"]
+
+
+@pytest.fixture
+def sent(app, store):
+    """Every task sent by name, with whether its submission was committed at that moment."""
+    calls = []
+
+    def send_task(name, args=None, **options):
+        committed = None
+        if name == "codeblanks.grade_submission":
+            with store.session() as session:
+                committed = session.get(Submission, args[0]) is not None
+        calls.append((name, list(args or []), options, committed))
+
+    app.extensions["celery"].send_task = send_task
+    return calls
+
+
+def launch(client, user_id, *placement_ids):
+    """Stand in for the LTI launch: sign the user in to the placements."""
+    with client.session_transaction() as session:
+        session["user_id"] = user_id
+        session["placement_ids"] = list(placement_ids)
+        session["launched_at"] = int(time.time())
+
+
+@pytest.fixture
+def placed(store):
+    return place(store)
+
+
+@pytest.fixture
+def student(client, placed):
+    launch(client, placed.user_id, placed.placement_id)
+    return placed
+
+
+PAGE_SESSION = "page-session"  # stands for the signed session a page sends in its header
+
+
+def submit(client, placement_id, **kwargs):
+    kwargs.setdefault("json", {"source": SOURCE})
+    headers = kwargs.get("headers") or {}
+    if headers.get("X-CodeBlanks-Session") == PAGE_SESSION:
+        kwargs["headers"] = {**headers, "X-CodeBlanks-Session": signed(client.application, client)}
+    return client.post(f"/api/placements/{placement_id}/submissions", **kwargs)
+
+
+def test_submit_commits_then_enqueues_by_name(client, student, sent, store):
+    response = submit(client, student.placement_id)
+    assert response.status_code == 202
+    body = response.get_json()
+    assert body["status"] == "queued"
+    assert body["url"] == f"/api/submissions/{body['id']}" == response.headers["Location"]
+    assert sent == [("codeblanks.grade_submission", [body["id"]], {}, True)]
+    with store.session() as session:
+        row = session.get(Submission, body["id"])
+        assert (row.status, row.source, row.user_id) == ("queued", SOURCE, student.user_id)
+
+
+def signed(app, client):
+    """Return the client's cookie session, signed as a page would carry it."""
+    with client.session_transaction() as session:
+        data = dict(session)
+    return app.session_interface.get_signing_serializer(app).dumps(data)
+
+
+def test_submit_takes_a_raw_text_body_with_the_session_header(app, client, student, sent):
+    token = signed(app, client)
+    client.delete_cookie("session")  # the page's own session is all it has
+    response = submit(client, student.placement_id, json=None, data=SOURCE.encode(),
+                      content_type="text/x-python",
+                      headers={"X-CodeBlanks-Session": token})  # fmt: skip
+    assert response.status_code == 202
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"],
+)
+def test_a_cross_site_form_cannot_submit_with_the_cookie(
+    client, student, sent, store, content_type
+):
+    response = submit(client, student.placement_id, json=None, data=b"source=print(1)",
+                      content_type=content_type)  # fmt: skip
+    assert response.status_code == 403 and response.get_json()["error"] == "cross_site"
+    assert sent == []
+    with store.session() as session:
+        assert session.query(Submission).count() == 0
+
+
+def test_submit_answers_202_even_when_the_broker_is_down(client, student, store):
+    response = submit(client, student.placement_id)  # the app's Redis refuses connections
+    assert response.status_code == 202
+    with store.session() as session:
+        assert session.get(Submission, response.get_json()["id"]).status == "queued"
+
+
+def test_status_before_and_after_grading(client, student, sent, store):
+    url = submit(client, student.placement_id).get_json()["url"]
+    assert client.get(url).get_json()["status"] == "queued"
+    assert client.get(url).get_json()["verdict"] is None
+    grade(store, int(url.rsplit("/", 1)[1]))
+    body = client.get(url).get_json()
+    assert body["status"] == "graded"
+    assert set(body["verdict"]) == {
+        "status", "score", "stdout", "stderr", "exit_code", "duration_ms", "feedback",
+        "first_difference", "grader_failed",
+    }  # fmt: skip
+    assert body["verdict"]["status"] == "passed" and body["verdict"]["score"] == 1.0
+
+
+def grade(store, submission_id, delay_s=0.0):
+    time.sleep(delay_s)
+    claim = submissions.claim(store, submission_id, 30, utcnow())
+    verdict = Verdict(RunStatus.PASSED, 1.0, "hello\n", "", 0, 5, "It matches.")
+    assert submissions.finish(store, claim, verdict, utcnow())
+
+
+def too_long():
+    return {"json": {"source": "x" * (64 * 1024 + 1)}}
+
+
+@pytest.mark.parametrize(
+    ("request_kwargs", "status", "error"),
+    [
+        (too_long(), 413, "too_large"),
+        (
+            {
+                "json": None,
+                "data": b"x" * (2 * 1024 * 1024),
+                "content_type": "text/plain",
+                "headers": {"X-CodeBlanks-Session": PAGE_SESSION},
+            },
+            413,
+            "request_entity_too_large",
+        ),
+        (
+            {
+                "json": None,
+                "data": b"print('\xff')",
+                "content_type": "text/plain",
+                "headers": {"X-CodeBlanks-Session": PAGE_SESSION},
+            },
+            400,
+            "not_utf8",
+        ),
+        (
+            {"json": None, "data": b'{"source": "\\ud800"}', "content_type": "application/json"},
+            400,
+            "not_utf8",
+        ),
+        ({"json": {"source": "print(1)\x00"}}, 400, "nul_character"),
+        ({"json": {"code": "print(1)"}}, 400, "bad_request"),
+        (
+            {"json": None, "data": b"{not json", "content_type": "application/json"},
+            400,
+            "bad_request",
+        ),
+    ],
+    ids=["64k", "1mb-body", "not-utf8", "lone-surrogate", "nul", "no-source", "broken-json"],
+)
+def test_submit_input_checks(client, student, sent, request_kwargs, status, error):
+    response = submit(client, student.placement_id, **request_kwargs)
+    assert response.status_code == status
+    assert response.get_json()["error"] == error
+    assert response.get_json()["message"]
+    assert sent == []
+
+
+def test_exactly_64_kib_is_accepted(client, student, sent):
+    assert submit(client, student.placement_id, json={"source": "x" * 65536}).status_code == 202
+
+
+@pytest.mark.parametrize(
+    ("setup", "status", "error"),
+    [
+        ("nobody", 401, "not_signed_in"),
+        ("unknown-placement", 404, "unknown_placement"),
+        ("not-launched", 403, "not_launched"),
+        ("past-due", 403, "past_due"),
+        ("out-of-attempts", 409, "out_of_attempts"),
+        ("lesson-gone", 404, "unknown_lesson"),
+    ],
+)
+def test_submit_refusals(client, store, sent, setup, status, error):
+    policy = {
+        "past-due": {"due_at": utcnow() - timedelta(hours=1)},
+        "out-of-attempts": {"max_attempts": 1},
+    }.get(setup, {})
+    lesson = "expert/gone" if setup == "lesson-gone" else "expert/scaled-dot-product"
+    placed = place(store, lesson_id=lesson, **policy)
+    target = placed.placement_id + (100 if setup == "unknown-placement" else 0)
+    if setup not in ("nobody", "not-launched"):
+        launch(client, placed.user_id, target)
+    if setup == "not-launched":
+        launch(client, placed.user_id)
+    if setup == "out-of-attempts":
+        assert submit(client, placed.placement_id).status_code == 202
+    response = submit(client, target)
+    assert (response.status_code, response.get_json()["error"]) == (status, error)
+
+
+def test_late_work_is_taken_and_marked_when_the_policy_allows(client, store, sent):
+    placed = place(store, due_at=utcnow() - timedelta(hours=1), late_penalty=0.1)
+    launch(client, placed.user_id, placed.placement_id)
+    body = submit(client, placed.placement_id).get_json()
+    assert client.get(body["url"]).get_json()["late"] is True
+
+
+def test_rate_limit_answers_429_with_retry_after(app, client, student, sent):
+    app.config["SETTINGS"] = replace(app.config["SETTINGS"], submit_rate=3, submit_window_s=60)
+    for _ in range(3):
+        assert submit(client, student.placement_id).status_code == 202
+    response = submit(client, student.placement_id)
+    assert response.status_code == 429
+    assert response.get_json()["error"] == "rate_limited"
+    assert 1 <= int(response.headers["Retry-After"]) <= 60
+    assert len(sent) == 3
+
+
+def test_the_rate_limit_is_per_student(app, client, store, student, sent):
+    app.config["SETTINGS"] = replace(app.config["SETTINGS"], submit_rate=1)
+    assert submit(client, student.placement_id).status_code == 202
+    assert submit(client, student.placement_id).status_code == 429
+    other = add_student(store, student, "student-2")
+    launch(client, other, student.placement_id)
+    assert submit(client, student.placement_id).status_code == 202
+
+
+def test_a_submission_is_shown_to_its_author_only(client, store, student, sent):
+    url = submit(client, student.placement_id).get_json()["url"]
+    launch(client, add_student(store, student, "student-2"), student.placement_id)
+    assert client.get(url).status_code == 404
+    assert client.get("/api/submissions/999").status_code == 404
+
+
+def read_events(response):
+    events = []
+    for chunk in b"".join(response.response).decode().split("\n\n"):
+        lines = dict(
+            line.split(": ", 1) for line in chunk.splitlines() if line[:1] not in ("", ":")
+        )
+        if "event" in lines:
+            events.append((lines["event"], json.loads(lines["data"])))
+    return events
+
+
+def test_live_stream_follows_the_submission_until_graded(client, student, sent, store):
+    body = submit(client, student.placement_id).get_json()
+    worker = threading.Thread(target=grade, args=(store, body["id"], 0.6))
+    worker.start()
+    response = client.get(body["events"], buffered=False)
+    assert response.mimetype == "text/event-stream"
+    events = read_events(response)
+    worker.join()
+    assert [name for name, _ in events] == ["status", "status", "end"]
+    assert [data["status"] for _, data in events[:2]] == ["queued", "graded"]
+    assert events[1][1]["verdict"]["status"] == "passed"
+
+
+def test_live_stream_ends_after_its_maximum(app, client, student, sent):
+    app.config["SETTINGS"] = replace(app.config["SETTINGS"], stream_max_s=1)
+    body = submit(client, student.placement_id).get_json()
+    started = time.monotonic()
+    events = read_events(client.get(body["events"], buffered=False))
+    assert time.monotonic() - started < 3
+    assert [name for name, _ in events] == ["status", "timeout"]
+
+
+def answer(client, placement_id, question_id, given):
+    return client.post(
+        f"/api/placements/{placement_id}/answers",
+        json={"question_id": question_id, "answer": given},
+    )
+
+
+@pytest.mark.parametrize(
+    ("question_id", "given", "status", "earned"),
+    [
+        ("why-scale", 1, 201, 1.0),
+        ("why-scale", 0, 201, 0.0),
+        ("scale-scores", " np.sqrt(boyut) ", 201, 1.0),
+        ("steps", {"sorgu @ anahtar.T": "Every query-key similarity at once"}, 201, 0.25),
+        ("why-scale", "1", 400, None),
+        ("why-scale", 7, 400, None),
+        ("steps", {"no such term": "x"}, 400, None),
+        ("no-such-question", 1, 404, None),
+    ],
+)
+def test_answers_are_scored_at_once(client, student, sent, question_id, given, status, earned):
+    response = answer(client, student.placement_id, question_id, given)
+    assert response.status_code == status, response.get_json()
+    if status == 201:
+        assert response.get_json()["earned"] == earned
+        assert response.get_json()["explanation"]
+        assert sent == [
+            ("codeblanks.sync_grade", [student.user_id, student.placement_id], {}, None)
+        ]
+    else:
+        assert sent == []
+
+
+def test_the_first_answer_counts_and_asks_for_a_sync(client, student, sent, store):
+    assert answer(client, student.placement_id, "why-scale", 0).status_code == 201
+    response = answer(client, student.placement_id, "why-scale", 1)
+    assert (response.status_code, response.get_json()["error"]) == (409, "already_answered")
+    with store.session() as session:
+        assert session.query(QuestionAnswer).one().earned == 0.0
+        assert session.query(GradeSync).one().status == "pending"
+
+
+def test_answers_close_at_the_due_date(client, store, sent):
+    placed = place(store, due_at=utcnow() - timedelta(minutes=1))
+    launch(client, placed.user_id, placed.placement_id)
+    response = answer(client, placed.placement_id, "why-scale", 1)
+    assert (response.status_code, response.get_json()["error"]) == (403, "past_due")

@@ -1,0 +1,73 @@
+"""Lesson Markdown and code highlighting, and the stylesheet that colours the code."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from service.web.rendering import blank_parts, highlight, lesson_markdown, points
+
+CSS = Path(__file__).resolve().parents[3] / "service" / "web" / "static" / "pygments.css"
+BACKGROUNDS = {"white": "#ffffff", "the page's code blocks": "#f6f8fa"}
+
+
+def test_markdown_highlights_fenced_code_and_is_rendered_once_per_text():
+    text = "## Title\n\nSome *text*.\n\n```python\nx = 1  # one\n```\n"
+    html = lesson_markdown(text)
+    assert "<h2>Title</h2>" in html and "<em>text</em>" in html
+    assert (
+        '<div class="highlight"><pre tabindex="0"><span></span><code><span class="n">x</span>'
+        in html
+    )
+    hits = lesson_markdown.cache_info().hits
+    assert lesson_markdown(text) is html
+    assert lesson_markdown.cache_info().hits == hits + 1
+
+
+def test_highlight_escapes_a_students_code():
+    html = highlight("print('</pre><script>alert(1)</script>')")
+    assert "<script>" not in html and "&lt;script&gt;" in html
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"), [(8.0, "8"), (7.5, "7.5"), (1 / 3, "0.33"), (0.0, "0"), (None, "")]
+)
+def test_points_read_like_points(value, shown):
+    assert points(value) == shown
+
+
+def test_blank_parts_split_around_the_blank():
+    assert blank_parts("a ____ b") == ("a ", " b")
+
+
+def test_the_code_stylesheet_is_the_generated_one():
+    command = [str(Path(sys.executable).parent / "pygmentize"), "-S", "xcode", "-f", "html"]
+    generated = subprocess.run([*command, "-a", ".highlight"], capture_output=True, text=True)
+    body = CSS.read_text().split("\n", 1)[1]  # after the comment that says how it was made
+    assert body == generated.stdout
+
+
+def luminance(colour: str) -> float:
+    colour = colour.lstrip("#")
+    if len(colour) == 3:
+        colour = "".join(c * 2 for c in colour)
+    channels = [int(colour[i : i + 2], 16) / 255 for i in (0, 2, 4)]
+    linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def contrast(a: str, b: str) -> float:
+    light, dark = sorted((luminance(a), luminance(b)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+@pytest.mark.parametrize("background", BACKGROUNDS)
+def test_every_code_colour_is_readable(background):
+    colours = re.findall(
+        r"\.highlight \.\w+ \{[^}]*?(?<![-\w])color: (#[0-9A-Fa-f]{3,6})", CSS.read_text()
+    )
+    assert len(colours) > 20
+    worst = min(contrast(c, BACKGROUNDS[background]) for c in colours)
+    assert worst >= 4.5, f"a code colour has only {worst:.2f}:1 on {background} (WCAG AA: 4.5)"

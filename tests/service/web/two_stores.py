@@ -1,0 +1,25 @@
+"""Fixtures of the page tests, imported by each: each test runs on SQLite and on PostgreSQL."""
+
+import pytest
+
+from tests.service.sessions import catch_tasks
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def database_url(request, tmp_path):
+    """The store: SQLite, and a fresh database on the private PostgreSQL cluster."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'pages.db'}"
+    return request.getfixturevalue("postgres_cluster").new_database()
+
+
+@pytest.fixture
+def store(app):
+    """The app's store."""
+    return app.extensions["store"]
+
+
+@pytest.fixture
+def sent(app):
+    """The tasks the app sends, caught."""
+    return catch_tasks(app)
