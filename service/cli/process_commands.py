@@ -1,0 +1,54 @@
+"""`codeblanks serve`, `codeblanks worker` and `codeblanks dev`: the long-running processes."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from service.cli.command_context import Context
+
+
+@click.command()
+@click.option("--queues", default="grade,sync", show_default=True, help="Queues to serve.")
+@click.option("--concurrency", type=int, help="Pool processes (default: one per core).")
+@click.option("--loglevel", default="info", show_default=True)
+def worker(queues: str, concurrency: int | None, loglevel: str) -> None:
+    """Run a Celery worker that grades submissions, syncs grades and sweeps what is stuck.
+
+    Run another with `--queues regrade` for bulk regrades, so that they never delay students.
+    """
+    argv = [sys.executable, "-m", "celery", "-A", "workers.app", "worker"]
+    argv += ["--queues", queues, "--loglevel", loglevel, "--without-gossip", "--without-mingle"]
+    if concurrency:
+        argv += ["--concurrency", str(concurrency)]
+    os.execv(sys.executable, argv)
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=5000, show_default=True)
+@click.option("--workers", "processes", default=2, show_default=True, help="Web processes.")
+@click.option("--threads", default=16, show_default=True, help="Threads per process.")
+@click.pass_obj
+def serve(obj: Context, host: str, port: int, processes: int, threads: int) -> None:
+    """Run the web app with gunicorn (threaded: a live status stream holds a thread)."""
+    # live streams may hold half of a process's threads at most, whatever --threads says:
+    # the other half answers pages, submissions and health checks
+    streams = max(1, min(obj.settings.streams_per_process, threads // 2))
+    os.environ["CODEBLANKS_STREAMS_PER_PROCESS"] = str(streams)
+    argv = [sys.executable, "-m", "gunicorn", "--bind", f"{host}:{port}"]
+    argv += ["--workers", str(processes), "--threads", str(threads), "--worker-class", "gthread"]
+    argv += ["--config", "python:service.web.serving"]
+    os.execv(sys.executable, [*argv, "service.web:create_app()"])
+
+
+@click.command()
+@click.option("--port", default=5000, show_default=True, help="Port of the web app.")
+@click.pass_obj
+def dev(obj: Context, port: int) -> None:
+    """Run everything on this machine: Redis, a worker, the web app and a demo LMS."""
+    from service.dev.supervisor import run_dev
+
+    sys.exit(run_dev(obj.settings.instance_dir, port, lambda line: click.echo(line)))

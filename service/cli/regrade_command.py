@@ -1,0 +1,17 @@
+"""`codeblanks regrade`: grade a placement's graded submissions again, on the bulk queue."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.command()
+@click.argument("placement_id", type=int)
+def regrade(placement_id: int) -> None:
+    """Grade every graded submission of PLACEMENT_ID again, on the bulk `regrade` queue."""
+    from service.web import create_app
+    from service.web.teacher.regrading import regrade as queue_regrade
+
+    app = create_app()
+    count = queue_regrade(app.extensions["store"], app.extensions["celery"], placement_id)
+    click.echo(f"codeblanks: {count} submissions queued for regrading")
