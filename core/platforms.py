@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Protocol
 
 from core.errors import GraderError
-from core.grades import LessonScore
+from core.lesson_scores import LessonScore
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,8 @@
 """Structured logs: one JSON object per line, with the request id and submission id in force.
 
-`CODEBLANKS_LOG_FORMAT=text` gives plain lines instead (for a terminal). Request ids come from
-an incoming X-Request-Id header or are made up, and are echoed in the response; workers set
-the submission id while they grade it.
+`CODEBLANKS_LOG_FORMAT=text` gives plain lines instead (for a terminal). The web app sets the
+request id (service.web.ops.request_ids); workers set the submission id while they grade it.
+No Flask here.
 """
 
 from __future__ import annotations
@@ -10,13 +10,10 @@ from __future__ import annotations
 import contextvars
 import json
 import logging
-import secrets
 import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-
-from flask import Flask, Response, g, request
 
 request_id: contextvars.ContextVar[str | None] = contextvars.ContextVar("request_id", default=None)
 submission_id: contextvars.ContextVar[int | None] = contextvars.ContextVar(
@@ -60,29 +57,6 @@ def configure(log_format: str, level: int = logging.INFO) -> None:
     handler._codeblanks = True  # type: ignore[attr-defined]
     root.addHandler(handler)
     root.setLevel(level)
-
-
-def init_app(app: Flask) -> None:
-    """Give every request an id, kept for its log lines and echoed in X-Request-Id."""
-
-    @app.before_request
-    def _start() -> None:
-        incoming = request.headers.get("X-Request-Id", "")
-        rid = incoming if 0 < len(incoming) <= 64 and incoming.isprintable() else None
-        g.request_id = rid or secrets.token_hex(8)
-        g.request_token = request_id.set(g.request_id)
-
-    @app.after_request
-    def _finish(response: Response) -> Response:
-        if "request_id" in g:
-            response.headers["X-Request-Id"] = g.request_id
-        return response
-
-    @app.teardown_request
-    def _reset(_exc: BaseException | None) -> None:
-        token = g.pop("request_token", None)
-        if token is not None:
-            request_id.reset(token)
 
 
 @contextmanager

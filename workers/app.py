@@ -1,16 +1,25 @@
-"""The Celery worker's entry: `celery -A workers.app worker` (what `codeblanks worker` runs)."""
+"""The Celery worker's entry: `celery -A workers.app worker` (what `codeblanks worker` runs).
+
+The worker makes its own small context (workers.context) from the settings, without Flask:
+no blueprints, no sessions, no web modules.
+"""
 
 import logging
 
 from celery.signals import worker_process_init
 
-import workers.tasks  # the tasks register themselves by name
 from core.errors import GraderError
-from service.web import create_app
+from service import logs
+from service.queue.broker import make_celery
+from service.settings import Settings
+from workers import tasks  # the tasks register themselves by name
+from workers.context import WorkerContext
 from workers.sweep import SweepTimer
 
-flask_app = create_app()
-celery_app = flask_app.extensions["celery"]
+settings = Settings.from_env()
+logs.configure(settings.log_format)
+context = WorkerContext.start(settings)
+celery_app = make_celery(settings, context)
 celery_app.steps["worker"].add(SweepTimer)
 
 
@@ -18,7 +27,6 @@ celery_app.steps["worker"].add(SweepTimer)
 def _prepare_sandbox(**_: object) -> None:
     """Get each pool process's sandbox ready as it starts, not on its first submission."""
     try:
-        with flask_app.app_context():
-            workers.tasks.prepare_sandbox()
+        tasks.prepare_sandbox(context)
     except (GraderError, OSError) as exc:  # the first task meets the same error, with its run
         logging.getLogger(__name__).warning("the sandbox is not ready: %s", exc)

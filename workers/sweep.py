@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from celery import bootsteps
 from celery.worker import WorkController
 
-from service.queue import SWEEP, enqueue
+from service.queue import GradeMessage, Queue, SyncMessage, send_sweep
 from service.settings import Settings
 from service.store import expiry, grades, submissions
 from service.store.database import Store
@@ -23,17 +23,19 @@ from service.store.models import utcnow
 class Found:
     """What one sweep found to enqueue again."""
 
-    submissions: list[tuple[int, str]] = field(default_factory=list)  # (id, queue)
-    syncs: list[tuple[int, int]] = field(default_factory=list)  # (placement id, user id)
+    submissions: list[GradeMessage] = field(default_factory=list)
+    syncs: list[SyncMessage] = field(default_factory=list)
     purged: int = 0  # expired rows deleted (logins, nonces, tokens, failure counts)
 
 
 def sweep(store: Store, settings: Settings) -> Found:
     """Find stuck submissions and overdue syncs, marking each as enqueued now."""
     now = utcnow()
-    found = Found(submissions=submissions.stuck(store, now, settings.queued_deadline_s))
+    stuck = submissions.stuck(store, now, settings.queued_deadline_s)
+    found = Found(submissions=[GradeMessage(sid, Queue(queue)) for sid, queue in stuck])
     with store.session() as session:
-        found.syncs = grades.due_syncs(session, now, settings.queued_deadline_s)
+        due = grades.due_syncs(session, now, settings.queued_deadline_s)
+    found.syncs = [SyncMessage(user_id, placement_id) for placement_id, user_id in due]
     found.purged = expiry.purge(store, now)
     return found
 
@@ -64,4 +66,4 @@ class SweepTimer(bootsteps.StartStopStep):  # type: ignore[misc]
 
     def _send(self, worker: WorkController, interval: float) -> None:
         # a sweep older than the interval is pointless: the next one is on its way
-        enqueue(worker.app, SWEEP, [], expires=interval)
+        send_sweep(worker.app, interval)

@@ -1,31 +1,24 @@
 """The Celery tasks, by stable name: thin wrappers that take ids and call workers.grading,
-workers.syncing, workers.sweep and service.lti.roster inside the Flask app's context."""
+workers.syncing, workers.sweep and service.lti.roster with the worker's context.
+
+Each task reads the context its Celery app carries (workers.context, made at the worker's
+start by workers.app); no Flask.
+"""
 
 from __future__ import annotations
 
 import logging
-import os
 from typing import NoReturn
 
 from celery import Task, shared_task
-from flask import current_app
 from sqlalchemy.exc import DBAPIError
 
 from core.errors import GraderError
-from core.runs import Sandbox
 from service import logs
 from service.lti.roster import sync_roster
-from service.queue import (
-    GRADE_SUBMISSION,
-    REFRESH_ROSTER,
-    SWEEP,
-    SYNC_GRADE,
-    SYNC_QUEUE,
-    enqueue,
-)
-from service.web import extensions as context
+from service.queue import SyncMessage, TaskName, send_grade, send_sync
+from workers.context import WorkerContext
 from workers.grading import Outcome, grade_stored
-from workers.sandbox import make_sandbox
 from workers.sweep import sweep as find_stuck
 from workers.syncing import Synced, backoff
 from workers.syncing import sync_grade as post_grade
@@ -39,14 +32,19 @@ log = logging.getLogger(__name__)
 
 
 @shared_task(
-    name=GRADE_SUBMISSION, bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=None
+    name=TaskName.GRADE_SUBMISSION.value,
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    max_retries=None,
 )
 def grade_submission(self: Task, submission_id: int) -> str:
     """Grade a stored submission once, then ask for its grade to be synced."""
+    ctx = context_of(self)
     try:
         with logs.grading(submission_id):
             graded = grade_stored(
-                context.store(), context.catalog(), _sandbox(), context.settings(), submission_id
+                ctx.store, ctx.catalog, ctx.sandbox(), ctx.settings, submission_id
             )
     except DBAPIError as exc:
         # the database is away: this delivery gives up, a later one (or the sweep) goes on
@@ -56,26 +54,26 @@ def grade_submission(self: Task, submission_id: int) -> str:
     if graded.sync is not None and not graded.kept:
         user_id, placement_id = graded.sync
         if graded.to_lms:
-            enqueue(self.app, SYNC_GRADE, [user_id, placement_id], queue=SYNC_QUEUE)
+            send_sync(self.app, SyncMessage(user_id, placement_id))
         else:
             # nowhere to post, and not kept with the verdict (the lesson is missing here):
             # record it now rather than send a message whose task could only do the same
-            post_grade(context.store(), context.catalog(), None, user_id, placement_id, 1)
+            post_grade(ctx.store, ctx.catalog, None, user_id, placement_id, 1)
     return graded.outcome.value
 
 
-@shared_task(name=SYNC_GRADE, bind=True, acks_late=True, max_retries=None)
+@shared_task(name=TaskName.SYNC_GRADE.value, bind=True, acks_late=True, max_retries=None)
 def sync_grade(self: Task, user_id: int, placement_id: int) -> str:
     """Post the user's lesson score on the placement to the LMS, with backoff on failure."""
-    poster = current_app.config.get("GRADE_POSTER")
+    ctx = context_of(self)
     try:
         result = post_grade(
-            context.store(),
-            context.catalog(),
-            poster,
+            ctx.store,
+            ctx.catalog,
+            ctx.poster,
             user_id,
             placement_id,
-            context.settings().sync_attempts,
+            ctx.settings.sync_attempts,
         )
     except DBAPIError as exc:
         _retry(self, backoff(self.request.retries + 1), exc)
@@ -84,14 +82,15 @@ def sync_grade(self: Task, user_id: int, placement_id: int) -> str:
     return result.outcome.value
 
 
-@shared_task(name=SWEEP, bind=True, ignore_result=True)
+@shared_task(name=TaskName.SWEEP.value, bind=True, ignore_result=True)
 def sweep(self: Task) -> dict[str, int]:
     """Enqueue again what is stuck: submissions past their deadline, syncs past due."""
-    found = find_stuck(context.store(), context.settings())
-    for submission_id, queue in found.submissions:
-        enqueue(self.app, GRADE_SUBMISSION, [submission_id], queue=queue)
-    for placement_id, user_id in found.syncs:
-        enqueue(self.app, SYNC_GRADE, [user_id, placement_id], queue=SYNC_QUEUE)
+    ctx = context_of(self)
+    found = find_stuck(ctx.store, ctx.settings)
+    for grade_message in found.submissions:
+        send_grade(self.app, grade_message)
+    for sync_message in found.syncs:
+        send_sync(self.app, sync_message)
     return {
         "submissions": len(found.submissions),
         "syncs": len(found.syncs),
@@ -99,11 +98,11 @@ def sweep(self: Task) -> dict[str, int]:
     }
 
 
-@shared_task(name=REFRESH_ROSTER, bind=True, acks_late=True, max_retries=None)
+@shared_task(name=TaskName.REFRESH_ROSTER.value, bind=True, acks_late=True, max_retries=None)
 def refresh_roster(self: Task, course_id: int) -> str:
     """Read the course's roster from the LMS (NRPS), with backoff while the LMS fails."""
     try:
-        synced = sync_roster(current_app.extensions["lti"], course_id)
+        synced = sync_roster(context_of(self).lti, course_id)
     except DBAPIError as exc:
         # the database is away: like the other tasks, try again once it may be back
         _retry(self, backoff(self.request.retries + 1), exc)
@@ -129,20 +128,17 @@ def _retry(task: Task, countdown: float, exc: Exception | None = None) -> NoRetu
     raise task.retry(countdown=countdown, exc=exc)
 
 
-def prepare_sandbox() -> None:
+def context_of(task: Task) -> WorkerContext:
+    """Return the worker context that the task's Celery app carries."""
+    found = task.app.context
+    if not isinstance(found, WorkerContext):
+        raise RuntimeError(f"{task.name}: the Celery app carries no worker context")
+    return found
+
+
+def prepare_sandbox(ctx: WorkerContext) -> None:
     """Build this pool process's sandbox before its first task, and start a warm one's first
     zygote in the background: the first submission after a worker (re)start does not wait."""
-    sandbox = _sandbox()
-    start = getattr(sandbox, "start", None)
+    start = getattr(ctx.sandbox(), "start", None)
     if start is not None:
         start(1)  # a prefork pool process runs one submission at a time
-
-
-def _sandbox() -> Sandbox:
-    """Return this process's sandbox: built once per process (a warm pool must not fork)."""
-    sandboxes: dict[int, Sandbox] = current_app.extensions.setdefault("sandboxes", {})
-    pid = os.getpid()
-    if pid not in sandboxes:
-        settings = context.settings()
-        sandboxes[pid] = make_sandbox(settings.sandbox, settings.runtime_dir)
-    return sandboxes[pid]

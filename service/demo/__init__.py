@@ -6,8 +6,8 @@ It talks to the tool only through the tool's public URLs. Start it in a test wit
 
 from service.demo.browser import LaunchFlowError, LaunchTrace, parse_form, run_launch
 from service.demo.config import DemoConfig
-from service.demo.errors import DemoError
-from service.demo.models import (
+from service.demo.lms_errors import DemoError
+from service.demo.lms_models import (
     COURSE,
     INSTRUCTOR,
     LEARNER,

@@ -10,8 +10,8 @@ from lti1p3platform.exceptions import InvalidKeySetUrl, LtiException
 from lti1p3platform.registration import Registration
 
 from service.demo.adapters import PlatformConf
-from service.demo.errors import DemoError
-from service.demo.models import Tool
+from service.demo.lms_errors import DemoError
+from service.demo.lms_models import Tool
 
 
 class _ToolKeySet(PlatformConf):

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 from lti1p3platform.membership import Context, ContextMembership, Status
 from lti1p3platform.utils import dataclass_to_dict
 
-from service.demo.errors import DemoError
-from service.demo.models import COURSES, USERS
+from service.demo.lms_errors import DemoError
+from service.demo.lms_models import COURSES, USERS
 from service.demo.tokens import Access
 
 if TYPE_CHECKING:

@@ -11,8 +11,17 @@ from lti1p3platform.ags import LtiAgs
 from lti1p3platform.registration import Registration
 
 from service.demo.adapters import Launch, Login, ParamsRequest, PlatformConf, SigningRegistration
-from service.demo.errors import DemoError
-from service.demo.models import COURSE, COURSES, USERS, AutoPost, Link, LoginInitiation, Tool, User
+from service.demo.lms_errors import DemoError
+from service.demo.lms_models import (
+    COURSE,
+    COURSES,
+    USERS,
+    AutoPost,
+    Link,
+    LoginInitiation,
+    Tool,
+    User,
+)
 from service.demo.tokens import AGS_SCOPES, MEMBERSHIPS
 
 if TYPE_CHECKING:

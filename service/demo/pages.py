@@ -7,8 +7,9 @@ from datetime import UTC, datetime
 from flask import Blueprint, Response, redirect, render_template, request, url_for
 from werkzeug.wrappers import Response as BaseResponse
 
-from service.demo import ags, deep_linking
-from service.demo.models import COURSE, STUDENTS, TEACHER, USERS, AutoPost, LoginInitiation
+from service.demo import lms_ags as ags
+from service.demo import lms_deep_linking as deep_linking
+from service.demo.lms_models import COURSE, STUDENTS, TEACHER, USERS, AutoPost, LoginInitiation
 from service.demo.platform import DemoPlatform
 
 

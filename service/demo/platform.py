@@ -7,12 +7,14 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from service.demo import ags, oidc, registration
+from service.demo import lms_ags as ags
+from service.demo import lms_registration as registration
+from service.demo import oidc
 from service.demo.config import DemoConfig
-from service.demo.errors import DemoError
-from service.demo.keys import PlatformKey
 from service.demo.knobs import Knobs, Mode
-from service.demo.models import (
+from service.demo.lms_errors import DemoError
+from service.demo.lms_keys import PlatformKey
+from service.demo.lms_models import (
     COURSE,
     USERS,
     AutoPost,

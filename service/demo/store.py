@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from service.demo.models import LineItem, Link, Score, Tool
+from service.demo.lms_models import LineItem, Link, Score, Tool
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _SCHEMA = """

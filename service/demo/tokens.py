@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import jwt
 
 from service.demo import assertions
-from service.demo.errors import DemoError
+from service.demo.lms_errors import DemoError
 
 if TYPE_CHECKING:
     from service.demo.platform import DemoPlatform

@@ -5,10 +5,10 @@ from __future__ import annotations
 from flask import Blueprint, Flask, Response, jsonify, render_template, request
 
 from service.demo.config import DemoConfig
-from service.demo.errors import DemoError
+from service.demo.lms_errors import DemoError
+from service.demo.lms_views import JSON_ENDPOINTS, register_views
 from service.demo.pages import register_pages
 from service.demo.platform import DemoPlatform
-from service.demo.views import JSON_ENDPOINTS, register_views
 
 EXTENSION = "codeblanks_demo"
 

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from flask import Blueprint, Response, redirect, render_template, request, session, url_for
-from sqlalchemy import select
 
 from core.lessons import Lesson
-from service.lti import tool
+from service.lti import launch_pages
 from service.lti.claims import LaunchProblem
 from service.lti.deep_linking import response_jwt
-from service.store.models import Placement, Platform
+from service.store import placement_rows, platform_rows
 from service.web import csrf
 from service.web.auth import add_placements, current_user, session_token
 
@@ -24,10 +23,9 @@ def deep_link() -> str:
     pending = session.get("deep_linking")
     if user is None or not user.teacher_course_ids or not isinstance(pending, dict):
         raise LaunchProblem("No deep linking in progress", "start again from the LMS", status=403)
-    ctx = tool.context()
+    ctx = launch_pages.context()
     lessons = _picked(request.form.getlist("lesson"), request.form.getlist("track"))
-    with ctx.store.session() as db:
-        platform = db.get(Platform, pending["platform_id"])
+    platform = platform_rows.find(ctx.store, pending["platform_id"])
     if platform is None:
         raise LaunchProblem("Unknown platform", "the registration was removed", status=403)
     settings = pending["settings"]
@@ -48,29 +46,17 @@ def resource_link(course_id: int) -> Response:
     link = request.args.get("link", "")
     if user is None or course_id not in user.teacher_course_ids or not link:
         raise LaunchProblem("Not allowed", "only the course's teachers can pick", status=403)
-    ctx = tool.context()
+    ctx = launch_pages.context()
     lesson = ctx.catalog.lesson(request.form.get("lesson", ""))
     if lesson is None:
         raise LaunchProblem("Unknown lesson", "pick one of the listed lessons")
-    with ctx.store.session() as db:
-        placement = db.scalar(
-            select(Placement).where(
-                Placement.course_id == course_id, Placement.resource_link_id == link
-            )
-        )
-        if placement is None:
-            placement = Placement(
-                course_id=course_id, resource_link_id=link, lesson_id=lesson.id, title=lesson.title
-            )
-            db.add(placement)
-            db.flush()
-        placement_id = placement.id
+    placement_id = placement_rows.place(ctx.store, course_id, link, lesson.id, lesson.title)
     add_placements([placement_id])
     return redirect(url_for("teacher.placement", placement_id=placement_id, s=session_token()))
 
 
 def _picked(ids: list[str], tracks: list[str]) -> list[Lesson]:
-    catalog = tool.context().catalog
+    catalog = launch_pages.context().catalog
     chosen: list[Lesson] = []
     for track in catalog.tracks.values():
         if track.title in tracks:

@@ -15,8 +15,8 @@ from pylti1p3.names_roles import NamesRolesProvisioningService
 
 from core.errors import GraderError
 from service.lti.services import SCOPE_NRPS, CachingConnector, describe
-from service.queue import REFRESH_ROSTER, SYNC_QUEUE, enqueue
-from service.store import roster_reads
+from service.queue import RosterMessage, send_roster_read
+from service.store import courses, memberships, roster_reads
 from service.store.database import Store
 from service.store.models import Course, Membership, Platform, User, utcnow
 
@@ -42,7 +42,7 @@ def ask_for_read(store: Store, celery_app: Celery, course_id: int, now: datetime
     """
     if not roster_reads.ask(store, course_id, now, MAX_AGE, ASK_EVERY):
         return False
-    if not enqueue(celery_app, REFRESH_ROSTER, [course_id], queue=SYNC_QUEUE):
+    if not send_roster_read(celery_app, RosterMessage(course_id)):
         roster_reads.failed(store, course_id, "the task queue could not be reached")
         return False
     return True

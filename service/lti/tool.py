@@ -1,29 +1,22 @@
-"""The tool's LTI context (made once in the app factory) and what a valid launch opens."""
+"""The tool's LTI context: what the LTI views, the AGS poster and the roster reads share.
+
+Made once per process: by the web app's factory and by the worker at its start. No Flask.
+"""
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Mapping
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 import requests
-from celery import Celery
-from flask import Flask, Response, current_app, redirect, render_template, session, url_for
 
 from core.lessons import Catalog
-from service.lti import launch_records, logins, roster
-from service.lti.claims import DEEP_LINKING, DL, LaunchProblem
 from service.lti.keys import KeyRing
 from service.lti.keysets import KeySets
 from service.lti.services import PlatformAccess, TokenCache
-from service.lti.validation import HardenedLaunch, Login, ValidLaunch
 from service.outbound import Client, Policy
 from service.settings import Settings
 from service.store.database import Store
-from service.store.models import Platform, utcnow
-from service.web import csrf
-from service.web.auth import session_token, sign_in
+from service.store.models import Platform
 
 
 @dataclass
@@ -59,144 +52,15 @@ class LtiContext:
         )
 
 
-def init_app(app: Flask) -> None:
-    """Make the LTI context from the app's settings, store and catalog."""
-    settings: Settings = app.config["SETTINGS"]
+def make_context(settings: Settings, store: Store, catalog: Catalog) -> LtiContext:
+    """Make the LTI context from the settings, the store and the catalog."""
     http = Client(Policy.from_settings(settings))  # every outbound request goes through it
-    app.extensions["lti"] = LtiContext(
+    return LtiContext(
         settings=settings,
-        store=app.extensions["store"],
-        catalog=app.extensions["catalog"],
+        store=store,
+        catalog=catalog,
         keys=KeyRing(settings.instance_dir / "keys"),
         key_sets=KeySets(http),
         tokens=TokenCache(),
         http=http,
     )
-
-
-def context() -> LtiContext:
-    """Return the current app's LTI context."""
-    found: LtiContext = current_app.extensions["lti"]
-    return found
-
-
-def validate(ctx: LtiContext, form: Mapping[str, str], login: Login) -> ValidLaunch:
-    """Run the hardened launch validation against the login it answers."""
-    return HardenedLaunch(
-        form,
-        login,
-        ctx.key_sets,
-        ctx.base_url,
-        functools.partial(logins.use_nonce, ctx.store),
-        functools.partial(logins.deployment_known, ctx.store),
-    ).run()
-
-
-def open(  # noqa: A001 - the launch opens
-    ctx: LtiContext, celery_app: Celery, valid: ValidLaunch
-) -> Response:
-    """Record who launched where, start their session, and answer with the right page.
-
-    A teacher's launch also asks for the course's roster to be read, if it is stale: their
-    pages then count the students who have not launched yet.
-    """
-    opened = launch_records.record(ctx.store, ctx.catalog, valid)
-    if opened.teacher:
-        roster.ask_for_read(ctx.store, celery_app, opened.course_id, utcnow())
-    sign_in(
-        opened.user_id,
-        [opened.placement_id] if opened.placement_id else [],
-        teacher_course_ids=[opened.course_id] if opened.teacher else [],
-        frame_urls=_lms_urls(valid),
-    )
-    # the pickers' forms carry a CSRF token; it lives in the session, so make it first
-    form_token = csrf.token()
-    token = session_token()
-    if valid.message_type == DEEP_LINKING:
-        if not opened.teacher:
-            raise LaunchProblem(
-                "Not a teacher", "only teachers can add lessons to a course", status=403
-            )
-        # only what the answer needs: the session travels in URLs
-        settings = {
-            key: value
-            for key, value in valid.body[DL + "deep_linking_settings"].items()
-            if key in ("deep_link_return_url", "accept_multiple", "data")
-            and len(str(value)) <= 2048
-        }
-        session["deep_linking"] = {
-            "platform_id": valid.platform_id,
-            "deployment_id": valid.claim("deployment_id"),
-            "settings": settings,
-        }
-        token = session_token()
-        return _page(
-            render_template(
-                "lti/picker.html",
-                tracks=_tracks(ctx.catalog),
-                action=url_for("lti_pick.deep_link", s=token),
-                csrf_token=form_token,
-                deep_linking=True,
-                multiple=bool(settings.get("accept_multiple", True)),
-            )
-        )
-    target = urlsplit(str(valid.claim("target_link_uri", ""))).path
-    if target.endswith("/lti/course"):  # Canvas's course navigation: the whole course
-        endpoint = "teacher.gradebook" if opened.teacher else "pages.course"
-        return redirect(url_for(endpoint, course_id=opened.course_id, s=token))
-    if opened.placement_id is None:
-        if opened.teacher:
-            return _page(
-                render_template(
-                    "lti/picker.html",
-                    tracks=_tracks(ctx.catalog),
-                    action=url_for(
-                        "lti_pick.resource_link",
-                        course_id=opened.course_id,
-                        link=opened.resource_link_id,
-                        s=token,
-                    ),
-                    csrf_token=form_token,
-                    deep_linking=False,
-                    multiple=False,
-                )
-            )
-        return _page(render_template("lti/not_ready.html"))
-    endpoint = "teacher.placement" if opened.teacher else "pages.lesson"
-    return redirect(url_for(endpoint, placement_id=opened.placement_id, s=token))
-
-
-def _lms_urls(valid: ValidLaunch) -> list[str]:
-    """Return the launch's URLs of the LMS pages that may frame the tool (see service.web.headers).
-
-    Canvas's issuer is one for every school, while the page that frames the tool is the
-    school's own domain: that comes as the return URL (and deep linking's return URL).
-    """
-    urls = [
-        valid.body.get("iss"),
-        _object(valid.claim("launch_presentation")).get("return_url"),
-        _object(valid.claim("tool_platform")).get("url"),
-        _object(valid.body.get(DL + "deep_linking_settings")).get("deep_link_return_url"),
-    ]
-    return [url for url in urls if isinstance(url, str) and len(url) <= 2048]
-
-
-def _object(value: object) -> dict[str, object]:
-    return value if isinstance(value, dict) else {}
-
-
-def _tracks(catalog: Catalog) -> list[tuple[str, list[tuple[str, str, float]]]]:
-    return [
-        (
-            track.title,
-            [
-                (lid, catalog.lessons[lid].title, catalog.lessons[lid].points)
-                for lid in track.lesson_ids
-            ],
-        )
-        for track in catalog.tracks.values()
-    ]
-
-
-def _page(html: str) -> Response:
-    return Response(html, mimetype="text/html")

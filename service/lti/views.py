@@ -13,10 +13,10 @@ from urllib.parse import urlencode
 
 from flask import Blueprint, Response, current_app, redirect, render_template, request
 
-from service.lti import logins, registration, tool
+from service.lti import launch_pages, logins, registration
 from service.lti.claims import LaunchProblem, check_target
 from service.lti.registration import RegistrationProblem
-from service.store import registration_tokens
+from service.store import platform_rows, registration_tokens
 from service.store.models import utcnow
 
 bp = Blueprint("lti", __name__, url_prefix="/lti")
@@ -39,7 +39,7 @@ def login() -> Response:
             raise LaunchProblem(
                 "Incomplete login", f"the login request has no {required}", "the LMS's tool URL"
             )
-    context = tool.context()
+    context = launch_pages.context()
     check_target(params["target_link_uri"], context.settings.base_url)
     platform = logins.find_platform(context.store, params["iss"], params.get("client_id"))
     storage = params.get("lti_storage_target") or None
@@ -83,7 +83,7 @@ def launch() -> Response | str:
     state = form.get("state", "")
     if not state:
         raise LaunchProblem("Missing state", "the launch POST carries no state", status=400)
-    context = tool.context()
+    context = launch_pages.context()
     pending = logins.pending(context.store, state)
     token = request.cookies.get(COOKIE_PREFIX + state[:16]) or form.get("browser_token")
     if not token:
@@ -99,8 +99,8 @@ def launch() -> Response | str:
             "lti/new_window.html",
             relaunch=context.base_url + "/lti/login?" + urlencode(pending.params),
         )
-    valid = tool.validate(context, form, logins.consume(context.store, pending, token))
-    response = tool.open(context, current_app.extensions["celery"], valid)
+    valid = launch_pages.validate(context, form, logins.consume(context.store, pending, token))
+    response = launch_pages.open(context, current_app.extensions["celery"], valid)
     response.delete_cookie(COOKIE_PREFIX + state[:16], path="/lti/")
     return response
 
@@ -108,7 +108,7 @@ def launch() -> Response | str:
 @bp.get("/jwks")
 def jwks() -> Response:
     """Publish the tool's public keys (current and recently retired)."""
-    response = current_app.json.response(tool.context().keys.jwks())
+    response = current_app.json.response(launch_pages.context().keys.jwks())
     response.headers["Cache-Control"] = "public, max-age=300"
     return response
 
@@ -116,7 +116,7 @@ def jwks() -> Response:
 @bp.get("/config.json")
 def canvas_config() -> Response:
     """Return the Canvas developer-key JSON for this tool."""
-    return current_app.json.response(registration.canvas_config(tool.context()))
+    return current_app.json.response(registration.canvas_config(launch_pages.context()))
 
 
 @bp.get("/register")
@@ -126,7 +126,7 @@ def register() -> str:
     The token is checked before anything is fetched or stored: without one, a stranger
     cannot make the tool call out or trust a platform.
     """
-    context = tool.context()
+    context = launch_pages.context()
     try:
         grant = registration_tokens.claim(context.store, request.args.get("token", ""), utcnow())
     except registration_tokens.TokenRefused as exc:
@@ -176,8 +176,5 @@ def _origin(url: str) -> str:
 
 
 def _auth_url(context: Any, platform_id: int) -> str:
-    from service.store.models import Platform
-
-    with context.store.session() as session:
-        platform = session.get(Platform, platform_id)
-        return platform.auth_login_url if platform else ""
+    platform = platform_rows.find(context.store, platform_id)
+    return platform.auth_login_url if platform else ""

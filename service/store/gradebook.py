@@ -13,7 +13,7 @@ from datetime import datetime
 from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session
 
-from core.grades import LessonScore, lesson_score
+from core.lesson_scores import LessonScore, lesson_score
 from core.lessons import Lesson
 from service.store.models import Grade, GradeSync, Placement, QuestionAnswer, Submission
 

@@ -20,7 +20,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session
 
-from core.grades import LessonScore, lesson_score
+from core.lesson_scores import LessonScore, lesson_score
 from core.lessons import Lesson
 from core.placements import Policy, Reveal
 from service.store.database import changed

@@ -14,7 +14,7 @@ from datetime import datetime
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from core.grades import LessonScore
+from core.lesson_scores import LessonScore
 from core.lessons import Lesson
 from service.store import grades, submissions
 from service.store.models import Placement, Regrade, RegradeScore, Submission, User

@@ -47,25 +47,27 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
 
 
 def register_extensions(app: Flask) -> None:
-    """Attach the store (migrated), the catalog, the Celery app, sessions and LTI."""
+    """Attach the store (migrated), the catalog, the Celery app (to send), sessions and LTI."""
     from core.lessons import load_catalog
-    from service import logs, store
-    from service.lti import tool
-    from service.lti.ags import AgsPoster
-    from service.queue import celery_init_app
+    from service.lti import launch_pages
+    from service.queue.broker import make_celery
+    from service.store import Store, upgrade
     from service.web import auth, headers, rendering
+    from service.web.ops import request_ids
 
-    store.init_app(app)
-    app.extensions["catalog"] = load_catalog(app.config["SETTINGS"].lessons_dir)
-    celery_init_app(app)
+    settings = app.config["SETTINGS"]
+    store = Store(settings.database)
+    if app.config.get("MIGRATE_ON_START", True):
+        upgrade(store)
+    app.extensions["store"] = store
+    app.extensions["catalog"] = load_catalog(settings.lessons_dir)
+    app.extensions["celery"] = make_celery(settings)
     auth.init_app(app)
-    logs.init_app(app)
+    request_ids.init_app(app)
     headers.init_app(app)
     rendering.init_app(app)
-    tool.init_app(app)
-    # a core.platforms.GradePoster: LTI AGS, unless a test brings its own (or None)
-    app.config.setdefault("GRADE_POSTER", AgsPoster(app.extensions["lti"]))
-    if app.config["SETTINGS"].demo:
+    launch_pages.init_app(app)
+    if settings.demo:
         from service.dev.demo_mount import mount_demo
 
         mount_demo(app)

@@ -20,7 +20,7 @@ import requests
 import yaml
 
 from service.demo.browser import run_launch
-from service.demo.models import LoginInitiation
+from service.demo.lms_models import LoginInitiation
 from tests.servers import free_port
 
 pytestmark = pytest.mark.docker

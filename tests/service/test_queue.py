@@ -7,14 +7,7 @@ from dataclasses import replace
 import pytest
 import redis
 
-from service.queue import (
-    GRADE_QUEUE,
-    GRADE_SUBMISSION,
-    REGRADE_QUEUE,
-    SYNC_GRADE,
-    SYNC_QUEUE,
-    enqueue,
-)
+from service.queue import GradeMessage, Queue, TaskName, send_grade
 from service.web import create_app
 
 
@@ -33,7 +26,7 @@ def test_the_service_never_imports_task_bodies(tmp_path):
 
 
 def test_enqueue_says_false_when_the_broker_is_unreachable(app):
-    assert enqueue(app.extensions["celery"], GRADE_SUBMISSION, [1]) is False
+    assert send_grade(app.extensions["celery"], GradeMessage(1)) is False
 
 
 @pytest.fixture
@@ -64,9 +57,9 @@ def _shape(message: dict) -> dict:
 @pytest.mark.parametrize(
     "name, args, options, queue",
     [
-        (GRADE_SUBMISSION, [17], {}, GRADE_QUEUE),
-        (GRADE_SUBMISSION, [18], {"queue": REGRADE_QUEUE}, REGRADE_QUEUE),
-        (SYNC_GRADE, [3, 4], {}, SYNC_QUEUE),  # routed by task_routes
+        (TaskName.GRADE_SUBMISSION, [17], {}, Queue.GRADE),
+        (TaskName.GRADE_SUBMISSION, [18], {"queue": Queue.REGRADE}, Queue.REGRADE),
+        (TaskName.SYNC_GRADE, [3, 4], {}, Queue.SYNC),  # routed by task_routes
     ],
 )
 def test_a_direct_send_pushes_the_message_celery_would(queues, name, args, options, queue):
@@ -88,22 +81,22 @@ def test_a_direct_send_pushes_the_message_celery_would(queues, name, args, optio
 
 def test_a_send_with_a_countdown_goes_through_celery(queues):
     celery_app, reader = queues
-    celery_app.send_task(SYNC_GRADE, args=[1, 2], countdown=30)
-    (message,) = _pushed(reader, SYNC_QUEUE)
+    celery_app.send_task(TaskName.SYNC_GRADE, args=[1, 2], countdown=30)
+    (message,) = _pushed(reader, Queue.SYNC)
     assert message["headers"]["eta"] is not None  # the worker holds it until then
 
 
 def test_a_direct_send_to_a_stopped_redis_says_false(queues, redis_server):
     celery_app, _ = queues
     redis_server.stop()
-    assert enqueue(celery_app, GRADE_SUBMISSION, [1]) is False
+    assert send_grade(celery_app, GradeMessage(1)) is False
 
 
 def test_a_direct_send_after_a_redis_restart_reconnects(queues, redis_server):
     celery_app, reader = queues
-    assert enqueue(celery_app, GRADE_SUBMISSION, [1]) is True
+    assert send_grade(celery_app, GradeMessage(1)) is True
     redis_server.restart()  # the pooled connection is dead now; the list is gone with it
-    assert enqueue(celery_app, GRADE_SUBMISSION, [2]) is True
-    assert [json.loads(base64.b64decode(m["body"]))[0] for m in _pushed(reader, GRADE_QUEUE)] == [
+    assert send_grade(celery_app, GradeMessage(2)) is True
+    assert [json.loads(base64.b64decode(m["body"]))[0] for m in _pushed(reader, Queue.GRADE)] == [
         [2]
     ]

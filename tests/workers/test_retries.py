@@ -13,9 +13,9 @@ import pytest
 import requests
 from sqlalchemy import select
 
-from service.queue import GRADE_SUBMISSION, enqueue
-from service.store import submissions
+from service.queue import GradeMessage, send_grade
 from service.store.models import Submission, User
+from tests.factories import submission
 from tests.pipeline import SOLUTION, Pipeline
 from tests.servers import PostgresCluster, WorkerProcess
 
@@ -59,12 +59,12 @@ def test_a_grading_that_meets_a_database_outage_succeeds_on_its_retry(tmp_path, 
         placed = pipeline.placed
         # the row first; its message goes out once the database is away, as a submission
         # taken just before an outage would be
-        submission_id = submissions.create(
+        submission_id = submission(
             pipeline.store, placed.placement_id, placed.user_id, SOLUTION, late=False
         )
         pipeline.store.dispose()
         cluster.stop()
-        assert enqueue(pipeline.app.extensions["celery"], GRADE_SUBMISSION, [submission_id])
+        assert send_grade(pipeline.app.extensions["celery"], GradeMessage(submission_id))
         wait_for(lambda: retried(worker.log, "codeblanks.grade_submission"), "a retry", 60)
         down_for = time.monotonic()
         cluster.start()

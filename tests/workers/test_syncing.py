@@ -5,7 +5,7 @@ import pytest
 from sqlalchemy import select
 
 from core.errors import GraderError
-from core.grades import LessonScore
+from core.lesson_scores import LessonScore
 from core.platforms import Posted, ScorePost, ScoreRefused
 from service.store import grades, submissions
 from service.store.database import Store

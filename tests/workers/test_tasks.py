@@ -6,16 +6,19 @@ from sqlalchemy import select
 
 import workers.tasks  # noqa: F401  registers the tasks by name
 from core.runs import RunOutcome, RunResult
-from service.queue import GRADE_SUBMISSION, SWEEP, SYNC_GRADE, celery_config
+from service.queue import TaskName
+from service.queue.broker import celery_config
 from service.store import submissions
 from service.store.models import Grade, GradeSync, Submission, utcnow
-from tests.factories import SCALED, place
+from tests.factories import SCALED, place, submission
+from tests.workers.contexts import attach_worker
 from workers.sandbox.fake import FakeSandbox
 from workers.sweep import sweep
 
 
 @pytest.fixture
 def celery_app(app):
+    attach_worker(app)
     return app.extensions["celery"]
 
 
@@ -37,7 +40,11 @@ def store(app):
 
 @pytest.mark.parametrize(
     ("name", "acks_late", "reject_on_worker_lost"),
-    [(GRADE_SUBMISSION, True, True), (SYNC_GRADE, True, None), (SWEEP, None, None)],
+    [
+        (TaskName.GRADE_SUBMISSION, True, True),
+        (TaskName.SYNC_GRADE, True, None),
+        (TaskName.SWEEP, None, None),
+    ],
 )
 def test_tasks_have_stable_names_and_late_acks(celery_app, name, acks_late, reject_on_worker_lost):
     task = celery_app.tasks[name]
@@ -53,19 +60,19 @@ def test_celery_takes_one_message_at_a_time_and_routes_by_queue(settings):
     assert config["worker_prefetch_multiplier"] == 1
     assert config["task_acks_late"] and config["task_reject_on_worker_lost"]
     assert config["task_default_queue"] == "grade"
-    assert config["task_routes"][SYNC_GRADE] == {"queue": "sync"}
+    assert config["task_routes"][TaskName.SYNC_GRADE] == {"queue": "sync"}
     assert config["accept_content"] == ["json"]  # nothing from a message is unpickled
 
 
 def test_grade_submission_grades_then_sends_the_sync(app, celery_app, store, sent, catalog):
     expected = catalog.lesson(SCALED).exercise.expected_output.encode()
     fake = FakeSandbox(lambda request: RunResult(RunOutcome.EXITED, expected, exit_code=0))
-    app.extensions["sandboxes"] = {os.getpid(): fake}
+    celery_app.context.sandboxes[os.getpid()] = fake
     placed = place(store, line_item_url="https://lms.example/lineitems/1/lineitem")
-    sid = submissions.create(store, placed.placement_id, placed.user_id, "print(1)", late=False)
-    task = celery_app.tasks[GRADE_SUBMISSION]
+    sid = submission(store, placed.placement_id, placed.user_id, "print(1)", late=False)
+    task = celery_app.tasks[TaskName.GRADE_SUBMISSION]
     assert task.apply(args=[sid]).get() == "graded"
-    assert sent == [(SYNC_GRADE, [placed.user_id, placed.placement_id], {"queue": "sync"})]
+    assert sent == [(TaskName.SYNC_GRADE, [placed.user_id, placed.placement_id], {"queue": "sync"})]
     assert task.apply(args=[sid]).get() == "nothing_to_do"
     assert len(fake.requests) == 1
     with store.session() as session:
@@ -75,10 +82,10 @@ def test_grade_submission_grades_then_sends_the_sync(app, celery_app, store, sen
 def test_without_an_lms_line_item_the_grade_is_kept_at_once(app, celery_app, store, sent, catalog):
     expected = catalog.lesson(SCALED).exercise.expected_output.encode()
     fake = FakeSandbox(lambda request: RunResult(RunOutcome.EXITED, expected, exit_code=0))
-    app.extensions["sandboxes"] = {os.getpid(): fake}
+    celery_app.context.sandboxes[os.getpid()] = fake
     placed = place(store)  # no line item, no line items URL: nothing to post to
-    sid = submissions.create(store, placed.placement_id, placed.user_id, "print(1)", late=False)
-    assert celery_app.tasks[GRADE_SUBMISSION].apply(args=[sid]).get() == "graded"
+    sid = submission(store, placed.placement_id, placed.user_id, "print(1)", late=False)
+    assert celery_app.tasks[TaskName.GRADE_SUBMISSION].apply(args=[sid]).get() == "graded"
     assert sent == []  # no sync message: its task could only have recorded a skip
     with store.session() as session:
         grade = session.scalar(select(Grade))
@@ -89,22 +96,26 @@ def test_without_an_lms_line_item_the_grade_is_kept_at_once(app, celery_app, sto
 
 def test_sync_grade_records_a_skip_without_a_poster(celery_app, store, sent):
     placed = place(store)
-    sid = submissions.create(store, placed.placement_id, placed.user_id, "x", late=False)
+    sid = submission(store, placed.placement_id, placed.user_id, "x", late=False)
     claim = submissions.claim(store, sid, 30, utcnow())
     submissions.fail(store, claim, "boom", utcnow())
-    assert celery_app.tasks[SYNC_GRADE].apply(args=[placed.user_id, placed.placement_id]).get() == (
-        "skipped"
-    )
+    assert celery_app.tasks[TaskName.SYNC_GRADE].apply(
+        args=[placed.user_id, placed.placement_id]
+    ).get() == ("skipped")
 
 
 def test_sweep_task_enqueues_what_is_stuck_on_its_queue(app, celery_app, store, sent, settings):
     placed = place(store)
-    sid = submissions.create(store, placed.placement_id, placed.user_id, "x", late=False)
+    sid = submission(store, placed.placement_id, placed.user_id, "x", late=False)
     old = utcnow() - timedelta(seconds=settings.queued_deadline_s + 1)
     with store.session() as session:
         session.get(Submission, sid).enqueued_at = old
-    assert celery_app.tasks[SWEEP].apply().get() == {"submissions": 1, "syncs": 0, "purged": 0}
-    assert sent == [(GRADE_SUBMISSION, [sid], {"queue": "grade"})]
+    assert celery_app.tasks[TaskName.SWEEP].apply().get() == {
+        "submissions": 1,
+        "syncs": 0,
+        "purged": 0,
+    }
+    assert sent == [(TaskName.GRADE_SUBMISSION, [sid], {"queue": "grade"})]
     assert sweep(store, settings).submissions == []  # taken: the next sweep leaves it
 
 
@@ -118,7 +129,7 @@ def test_the_sweep_purges_expired_logins_and_nonces(app, celery_app, store, sent
             session.add(LtiLogin(state=f"s{n}", platform_id=placed.platform_id, nonce="n",
                                  browser_hash="h", params={}, expires_at=expires))  # fmt: skip
             session.add(UsedNonce(issuer="https://lms.example", nonce=f"n{n}", expires_at=expires))
-    assert celery_app.tasks[SWEEP].apply().get()["purged"] == 4
+    assert celery_app.tasks[TaskName.SWEEP].apply().get()["purged"] == 4
     with store.session() as session:
         assert [login.state for login in session.scalars(select(LtiLogin))] == ["s2"]
         assert [nonce.nonce for nonce in session.scalars(select(UsedNonce))] == ["n2"]

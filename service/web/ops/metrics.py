@@ -18,7 +18,8 @@ from redis.exceptions import RedisError
 from sqlalchemy import func, select
 from sqlalchemy.exc import SQLAlchemyError
 
-from service.queue import GRADE_QUEUE, REGRADE_QUEUE, SYNC_QUEUE
+from service.queue import Queue
+from service.store import metrics_reads
 from service.store.database import Store
 from service.store.models import GradeSync, Submission
 
@@ -103,9 +104,7 @@ def _queue_depths() -> list[str]:
         current_app.config["SETTINGS"].broker, socket_timeout=0.5, socket_connect_timeout=0.5
     )
     try:
-        depths = [
-            ({"queue": q}, int(client.llen(q))) for q in (GRADE_QUEUE, REGRADE_QUEUE, SYNC_QUEUE)
-        ]
+        depths = [({"queue": q.value}, int(client.llen(q.value))) for q in Queue]
         up = 1
     except RedisError:
         depths, up = [], 0

@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from core.lessons import Catalog, Lesson
 from core.placements import Closure, Reveal
 from core.questions import AnswerError, score_answer
-from service.queue import GRADE_SUBMISSION, enqueue
+from service.queue import GradeMessage, send_grade
 from service.settings import Settings
 from service.store import drafts, grades, submissions
 from service.store.database import Store
@@ -142,7 +142,7 @@ def submit(
 def send_to_grading(celery_app: Celery, sent: Submitted) -> None:
     """Enqueue a committed submission's grading; its grade goes to the LMS once graded."""
     # after the commit: a lost message only delays the grade (the sweep sends it again)
-    enqueue(celery_app, GRADE_SUBMISSION, [sent.submission_id])
+    send_grade(celery_app, GradeMessage(sent.submission_id))
 
 
 def answer(

@@ -9,7 +9,7 @@ from flask import Blueprint, Response, current_app, jsonify, request, url_for
 from sqlalchemy.exc import DBAPIError
 
 from core.runs import MAX_SOURCE_BYTES
-from service.queue import SYNC_GRADE, enqueue
+from service.queue import SyncMessage, send_sync
 from service.store.database import Store
 from service.store.models import utcnow
 from service.web import extensions as context
@@ -96,7 +96,7 @@ def answer(placement_id: int) -> tuple[Response, int]:
         body["answer"],
         utcnow(),
     )
-    enqueue(current_app.extensions["celery"], SYNC_GRADE, [user.user_id, placement_id])
+    send_sync(current_app.extensions["celery"], SyncMessage(user.user_id, placement_id))
     return jsonify(scored.as_json()), 201
 
 

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import select
-
-from core.grades import LessonScore
+from core.lesson_scores import LessonScore
 from core.lessons import Catalog
 from service.store import grades
 from service.store.database import Store

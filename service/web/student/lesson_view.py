@@ -10,9 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import select
-
-from core.grades import LessonScore
+from core.lesson_scores import LessonScore
 from core.lessons import Catalog, Lesson
 from core.placements import Closed, Policy
 from core.questions import ChoiceQuestion, MatchQuestion, Question

@@ -10,7 +10,7 @@ from flask import Blueprint, current_app, jsonify, redirect, render_template, re
 from flask.typing import ResponseReturnValue
 
 from core.runs import MAX_SOURCE_BYTES
-from service.queue import SYNC_GRADE, enqueue
+from service.queue import SyncMessage, send_sync
 from service.store.models import utcnow
 from service.web import csrf
 from service.web import extensions as context
@@ -52,7 +52,7 @@ def answer(placement_id: int) -> ResponseReturnValue:
     scored = answer_by_form(
         context.store(), context.catalog(), user, placement_id, request.form, utcnow()
     )
-    enqueue(current_app.extensions["celery"], SYNC_GRADE, [user.user_id, placement_id])
+    send_sync(current_app.extensions["celery"], SyncMessage(user.user_id, placement_id))
     return _back(placement_id, f"q-{scored.question_id}")
 
 

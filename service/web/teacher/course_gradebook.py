@@ -17,7 +17,7 @@ from datetime import datetime
 from celery import Celery
 from sqlalchemy import select
 
-from core.grades import LessonScore
+from core.lesson_scores import LessonScore
 from core.lessons import Catalog
 from service.lti.roster import ask_for_read
 from service.store import gradebook, grades, roster_reads

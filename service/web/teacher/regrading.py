@@ -12,7 +12,7 @@ from datetime import datetime
 from celery import Celery
 
 from core.lessons import Catalog
-from service.queue import GRADE_SUBMISSION, REGRADE_QUEUE, SYNC_GRADE, SYNC_QUEUE, enqueue
+from service.queue import GradeMessage, Queue, SyncMessage, send_grade, send_sync
 from service.store import regrades, submissions
 from service.store.database import Store
 from service.store.models import Placement, utcnow
@@ -27,7 +27,7 @@ def regrade(store: Store, celery_app: Celery, placement_id: int) -> int:
     """
     ids = submissions.request_regrade(store, placement_id, utcnow())
     for submission_id in ids:
-        enqueue(celery_app, GRADE_SUBMISSION, [submission_id], queue=REGRADE_QUEUE)
+        send_grade(celery_app, GradeMessage(submission_id, Queue.REGRADE))
     return len(ids)
 
 
@@ -46,7 +46,7 @@ def start_regrade(
     with store.session() as session:
         ids = regrades.start(session, placement, lesson, teacher_id, now)
     for submission_id in ids:
-        enqueue(celery_app, GRADE_SUBMISSION, [submission_id], queue=REGRADE_QUEUE)
+        send_grade(celery_app, GradeMessage(submission_id, Queue.REGRADE))
     return len(ids)
 
 
@@ -55,5 +55,5 @@ def send_regrade(store: Store, celery_app: Celery, placement_id: int, now: datet
     with store.session() as session:
         users = regrades.send(session, placement_id, now)
     for user_id in users:
-        enqueue(celery_app, SYNC_GRADE, [user_id, placement_id], queue=SYNC_QUEUE)
+        send_sync(celery_app, SyncMessage(user_id, placement_id))
     return len(users)

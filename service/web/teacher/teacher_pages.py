@@ -9,7 +9,7 @@ from __future__ import annotations
 from flask import Blueprint, Response, current_app, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 
-from service.queue import SYNC_GRADE, SYNC_QUEUE, enqueue
+from service.queue import SyncMessage, send_sync
 from service.store.models import Placement, utcnow
 from service.web import csrf
 from service.web.auth import session_token
@@ -58,9 +58,7 @@ def resend(course_id: int) -> ResponseReturnValue:
     user_id = request.form.get("user_id", type=int)
     pairs = course_grades.resend_failed(store(), course_id, placement_id, user_id, utcnow())
     for user_id, placement_id in pairs:
-        enqueue(
-            current_app.extensions["celery"], SYNC_GRADE, [user_id, placement_id], queue=SYNC_QUEUE
-        )
+        send_sync(current_app.extensions["celery"], SyncMessage(user_id, placement_id))
     target = url_for("teacher.gradebook", course_id=course_id, s=session_token(), resent=len(pairs))
     return redirect(target, code=303)
 

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from service.demo import DemoServer, LineItem, Tool
-from service.demo.keys import KEY_FILE, generate_private_pem
+from service.demo.lms_keys import KEY_FILE, generate_private_pem
 from tests.service.demo.fake_tool import FakeTool, new_private_pem
 from tests.service.demo.scores import ALL_AGS
 

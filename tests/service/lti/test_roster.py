@@ -11,10 +11,11 @@ from sqlalchemy import select, update
 import workers.tasks  # registers the tasks by name
 from service.demo.browser import run_launch
 from service.lti.roster import MAX_AGE
-from service.queue import REFRESH_ROSTER
+from service.queue import TaskName
 from service.store.models import Course, utcnow
 from tests.service.lti.test_flows import signed_in_headers
 from tests.service.sessions import text_of
+from tests.workers.contexts import attach_worker
 
 READING = "The roster is being refreshed from the LMS; reload in a moment."
 
@@ -32,7 +33,7 @@ def sent(lms):
 
 
 def reads(sent):
-    return [(args, options) for name, args, _, options in sent if name == REFRESH_ROSTER]
+    return [(args, options) for name, args, _, options in sent if name == TaskName.REFRESH_ROSTER]
 
 
 def course_id(lms):
@@ -63,7 +64,8 @@ def started_by(lms, link, *students):
 
 def read_roster(lms):
     """Run the refresh task as a worker would, through Celery's own apply."""
-    task = lms.app.extensions["celery"].tasks[REFRESH_ROSTER]
+    attach_worker(lms.app)
+    task = lms.app.extensions["celery"].tasks[TaskName.REFRESH_ROSTER]
     return task.apply(args=[course_id(lms)]).get()
 
 
@@ -140,7 +142,8 @@ def test_an_lms_that_fails_the_roster_read_is_retried_then_shown(lms, sent):
 def retried_as_a_worker_would(lms):
     """Run the roster task as a worker runs it (not eager, so that Celery's retry sends a
     message with a countdown), and expect it to retry."""
-    task = lms.app.extensions["celery"].tasks[REFRESH_ROSTER]
+    attach_worker(lms.app)
+    task = lms.app.extensions["celery"].tasks[TaskName.REFRESH_ROSTER]
     task.push_request(id="read-1", args=[course_id(lms)], kwargs={}, retries=0,
                       called_directly=False, delivery_info={"routing_key": "sync"})  # fmt: skip
     try:
@@ -156,7 +159,7 @@ def test_a_failed_read_is_retried_through_celery_with_a_backoff(lms, sent):
     lms.platform.fail("nrps", times=1)
     retried_as_a_worker_would(lms)
     [(name, args, kwargs, options)] = sent
-    assert (name, args, kwargs) == (REFRESH_ROSTER, [course_id(lms)], {})
+    assert (name, args, kwargs) == (TaskName.REFRESH_ROSTER, [course_id(lms)], {})
     assert options["retries"] == 1 and 4 <= options["countdown"] <= 6
 
 
@@ -171,4 +174,4 @@ def test_a_read_that_meets_a_database_outage_is_retried(lms, sent, monkeypatch):
     monkeypatch.setattr(workers.tasks, "sync_roster", database_away)
     retried_as_a_worker_would(lms)
     [(name, args, _, options)] = sent
-    assert (name, args, options["retries"]) == (REFRESH_ROSTER, [course_id(lms)], 1)
+    assert (name, args, options["retries"]) == (TaskName.REFRESH_ROSTER, [course_id(lms)], 1)

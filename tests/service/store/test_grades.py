@@ -3,7 +3,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select
 
-from core.grades import LessonScore
+from core.lesson_scores import LessonScore
 from service.store import grades
 from service.store.models import GradeSync, Placement, QuestionAnswer, Submission, utcnow
 from tests.factories import place

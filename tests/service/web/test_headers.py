@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from service.lti.tool import _lms_urls
+from service.lti.launch_pages import _lms_urls
 from service.lti.validation import ValidLaunch
 from service.web.auth import origin_of
 from tests.factories import place

@@ -231,7 +231,7 @@ def test_resend_makes_failed_syncs_pending_again_and_enqueues_them(client, store
 def test_the_gradebook_shows_what_the_lms_holds_while_a_newer_score_is_on_its_way(
     client, store, teacher
 ):
-    from core.grades import LessonScore
+    from core.lesson_scores import LessonScore
 
     now = utcnow()
     with store.session() as session:

@@ -1,8 +1,6 @@
-"""The queues: a Celery app over Redis, the stable task names, and enqueueing by name.
+"""The broker: a Celery app over Redis, and a direct path for the plain sends of the web app.
 
-The service never imports task bodies (they live in workers.tasks); it sends by name.
-Queues: `grade` (students' runs), `regrade` (bulk regrades, served by workers of their own
-so that they never delay a student), `sync` (grade posts to the LMS, and the sweep).
+No Flask here: the web app and the workers each make their own app with `make_celery`.
 """
 
 from __future__ import annotations
@@ -16,38 +14,29 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import redis
-from celery import Celery, Task
+from celery import Celery
 from celery.utils.nodenames import anon_nodename
-from flask import Flask
 from kombu.exceptions import OperationalError
 from kombu.transport import redis as kombu_redis
 
+from service.queue import Queue, TaskName
 from service.settings import Settings
-
-GRADE_SUBMISSION = "codeblanks.grade_submission"
-SYNC_GRADE = "codeblanks.sync_grade"
-SWEEP = "codeblanks.sweep"
-REFRESH_ROSTER = "codeblanks.refresh_roster"
-GRADE_QUEUE, REGRADE_QUEUE, SYNC_QUEUE = "grade", "regrade", "sync"
 
 log = logging.getLogger(__name__)
 
 
-def celery_init_app(app: Flask) -> Celery:
-    """Attach a Celery app whose tasks run inside this Flask app's context."""
+def make_celery(settings: Settings, context: object = None) -> QueueApp:
+    """Return a Celery app for these settings: the queues, routes and the direct publisher.
 
-    class FlaskTask(Task):  # type: ignore[misc]
-        def __call__(self, *args: Any, **kwargs: Any) -> Any:
-            with app.app_context():
-                return self.run(*args, **kwargs)
-
-    settings = app.config["SETTINGS"]
-    celery_app = QueueApp(app.name, task_cls=FlaskTask)
+    `context` is what the worker's tasks read (workers.context.WorkerContext); the web app,
+    which only sends, has none.
+    """
+    celery_app = QueueApp("codeblanks")
     celery_app.conf.update(celery_config(settings))
     if _is_redis(settings.broker):
         celery_app.direct = DirectPublisher(settings.broker)
+    celery_app.context = context
     celery_app.set_default()
-    app.extensions["celery"] = celery_app
     return celery_app
 
 
@@ -62,6 +51,7 @@ class QueueApp(Celery):  # type: ignore[misc]
     """
 
     direct: DirectPublisher | None = None
+    context: object = None  # the worker's context (workers.context); None in the web app
 
     def send_task(self, name: str, args: Any = None, kwargs: Any = None, **options: Any) -> Any:
         """Send a task by name; see Celery.send_task, whose signature this keeps.
@@ -184,16 +174,18 @@ def celery_config(settings: Settings) -> dict[str, Any]:
     """Return Celery's configuration: late acks, one message per process, JSON only."""
     return {
         "broker_url": settings.broker,
-        "broker_transport": "service.queue:RedisTransport" if _is_redis(settings.broker) else None,
+        "broker_transport": "service.queue.broker:RedisTransport"
+        if _is_redis(settings.broker)
+        else None,
         "broker_connection_retry_on_startup": True,
         # an unacked message comes back after this long; the sweep recovers sooner, and a
         # redelivered submission is a no-op, so the timeout only needs to be long
         "broker_transport_options": {"visibility_timeout": 3600, "socket_connect_timeout": 2},
-        "task_default_queue": GRADE_QUEUE,
+        "task_default_queue": Queue.GRADE.value,
         "task_routes": {
-            SYNC_GRADE: {"queue": SYNC_QUEUE},
-            SWEEP: {"queue": SYNC_QUEUE},
-            REFRESH_ROSTER: {"queue": SYNC_QUEUE},
+            TaskName.SYNC_GRADE.value: {"queue": Queue.SYNC.value},
+            TaskName.SWEEP.value: {"queue": Queue.SYNC.value},
+            TaskName.REFRESH_ROSTER.value: {"queue": Queue.SYNC.value},
         },
         "task_acks_late": True,
         "task_reject_on_worker_lost": True,
@@ -219,17 +211,3 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "task_time_limit": settings.lease_s,
         "codeblanks_sweep_interval_s": settings.sweep_interval_s,
     }
-
-
-def enqueue(celery_app: Celery, name: str, args: list[Any], **options: Any) -> bool:
-    """Send a task by name; return False (and log) when the broker cannot be reached.
-
-    `options` go to Celery's send_task (queue, countdown, expires).
-    """
-    try:
-        celery_app.send_task(name, args=args, **options)
-    except (OperationalError, OSError) as exc:
-        # the database holds the work; the sweep enqueues it once the broker is back
-        log.warning("could not enqueue %s%r: %s", name, args, exc)
-        return False
-    return True

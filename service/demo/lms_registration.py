@@ -6,8 +6,8 @@ import secrets
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from service.demo.errors import DemoError
-from service.demo.models import Tool
+from service.demo.lms_errors import DemoError
+from service.demo.lms_models import Tool
 from service.demo.tokens import ALL_SCOPES
 from service.outbound import loopback
 

@@ -1,6 +1,6 @@
 import pytest
 
-from core.grades import lesson_score
+from core.lesson_scores import lesson_score
 
 
 @pytest.mark.parametrize(

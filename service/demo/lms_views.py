@@ -8,8 +8,10 @@ from typing import Any
 
 from flask import Blueprint, Response, jsonify, request
 
-from service.demo import ags, nrps, registration, tokens
-from service.demo.errors import DemoError
+from service.demo import lms_ags as ags
+from service.demo import lms_registration as registration
+from service.demo import nrps, tokens
+from service.demo.lms_errors import DemoError
 from service.demo.platform import DemoPlatform
 from service.demo.tokens import LINEITEM, LINEITEM_READONLY, MEMBERSHIPS, RESULT_READONLY, SCORE
 

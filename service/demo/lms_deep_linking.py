@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from service.demo import assertions
-from service.demo.errors import DemoError
-from service.demo.models import COURSE, LineItem, Link, Tool
-from service.demo.registration import check_url
+from service.demo.lms_errors import DemoError
+from service.demo.lms_models import COURSE, LineItem, Link, Tool
+from service.demo.lms_registration import check_url
 
 if TYPE_CHECKING:
     from service.demo.platform import DemoPlatform

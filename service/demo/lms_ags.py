@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeGuard
 
-from service.demo.errors import DemoError
-from service.demo.models import COURSES, USERS, LineItem, Score
+from service.demo.lms_errors import DemoError
+from service.demo.lms_models import COURSES, USERS, LineItem, Score
 from service.demo.tokens import Access
 
 if TYPE_CHECKING:
