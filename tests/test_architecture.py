@@ -1,0 +1,222 @@
+"""The house rules of ARCHITECTURE.md and issue 14, held against the code.
+
+Imports point downward: the worker loads no Flask and no web module; the shared layer
+(settings, store, queue, logs, LTI's context and clients, outbound) loads no Flask; SQL is
+written only in service/store; no two modules share a name; messages are sent only through
+service.queue's senders; the app's error handlers are registered in one place.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from service.queue import TaskName
+
+REPO = Path(__file__).resolve().parent.parent
+PACKAGES = ("core", "service", "workers")
+WEB = ("flask", "werkzeug", "jinja2")
+# the demo LMS is another program (the platform's side of LTI), with its own store
+OTHER_PROGRAMS = ("service/demo/",)
+TASK_NAMES = {name.value for name in TaskName}
+
+
+def _sources() -> dict[str, ast.Module]:
+    found = {}
+    for package in PACKAGES:
+        for path in sorted((REPO / package).rglob("*.py")):
+            relative = path.relative_to(REPO).as_posix()
+            found[relative] = ast.parse(path.read_text(), relative)
+    return found
+
+
+SOURCES = _sources()
+
+
+def _imports(tree: ast.Module) -> list[tuple[str, list[str], int]]:
+    """Return (module, names, line) for every import of a module, at any depth."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(alias.name, [], node.lineno) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.append((node.module, [alias.name for alias in node.names], node.lineno))
+    return found
+
+
+def _loaded_by(statement: str, tmp_path: Path) -> list[str]:
+    """Return the modules a fresh interpreter has loaded after running `statement`."""
+    code = f"import json, sys\n{statement}\nprint(json.dumps(sorted(sys.modules)))"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CODEBLANKS_")}
+    env.update(
+        CODEBLANKS_INSTANCE_DIR=str(tmp_path / "instance"),
+        CODEBLANKS_DATABASE_URL=f"sqlite:///{tmp_path / 'worker.db'}",
+        CODEBLANKS_REDIS_URL="redis://127.0.0.1:1/0",  # never reached: nothing is sent
+        CODEBLANKS_LOG_FORMAT="text",
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    loaded: list[str] = json.loads(done.stdout.strip().splitlines()[-1])
+    return loaded
+
+
+def _web(modules: list[str]) -> list[str]:
+    return [
+        m
+        for m in modules
+        if m.split(".")[0] in WEB
+        or m.startswith(("service.web", "service.demo", "service.dev", "service.cli"))
+    ]
+
+
+def test_the_worker_loads_neither_flask_nor_a_web_module(tmp_path):
+    loaded = _loaded_by("import workers.app", tmp_path)
+    assert "workers.tasks" in loaded and "service.store.database" in loaded
+    assert _web(loaded) == []
+    assert (tmp_path / "worker.db").exists()  # the worker's own start migrated the store
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "service.settings",
+        "service.store",
+        "service.store.submissions",
+        "service.store.grades",
+        "service.queue",
+        "service.queue.broker",
+        "service.logs",
+        "service.lti.tool",
+        "service.lti.ags",
+        "service.lti.roster",
+        "service.outbound",
+    ],
+)
+def test_the_shared_layer_loads_no_flask(module, tmp_path):
+    assert _web(_loaded_by(f"import {module}", tmp_path)) == []
+
+
+def test_no_worker_module_imports_flask_or_the_web():
+    wrong = [
+        f"{path}:{line} imports {module}"
+        for path, tree in SOURCES.items()
+        if path.startswith("workers/")
+        for module, _, line in _imports(tree)
+        if module.split(".")[0] in WEB
+        or module.startswith(("service.web", "service.demo", "service.dev", "service.cli"))
+    ]
+    assert wrong == []
+
+
+def test_the_store_settings_queue_and_outbound_import_no_flask():
+    shared = ("service/store/", "service/queue/", "service/outbound/")
+    files = ("service/settings.py", "service/logs.py", "service/instance.py")
+    wrong = [
+        f"{path}:{line} imports {module}"
+        for path, tree in SOURCES.items()
+        if path.startswith(shared) or path in files
+        for module, _, line in _imports(tree)
+        if module.split(".")[0] in WEB or module.startswith("service.web")
+    ]
+    assert wrong == []
+
+
+def test_core_imports_nothing_of_ours_but_core():
+    wrong = [
+        f"{path}:{line} imports {module}"
+        for path, tree in SOURCES.items()
+        if path.startswith("core/")
+        for module, _, line in _imports(tree)
+        if module.split(".")[0] in ("service", "workers")
+    ]
+    assert wrong == []
+
+
+def test_sql_is_written_only_in_the_store():
+    """Outside service/store, sqlalchemy is imported for its exceptions only, and no code
+    runs a statement (execute, scalar, scalars)."""
+    wrong = []
+    for path, tree in SOURCES.items():
+        # the sandbox is a leaf that touches no database (its .execute() are its own)
+        if path.startswith(("service/store/", "workers/sandbox/", *OTHER_PROGRAMS)):
+            continue
+        for module, _, line in _imports(tree):
+            if module.split(".")[0] == "sqlalchemy" and module != "sqlalchemy.exc":
+                wrong.append(f"{path}:{line} imports {module}")
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("execute", "scalar", "scalars")
+            ):
+                wrong.append(f"{path}:{node.lineno} runs .{node.func.attr}()")
+    assert wrong == []
+
+
+def test_no_two_modules_share_a_name():
+    by_name = defaultdict(list)
+    for path in SOURCES:
+        name = Path(path).name
+        if name in ("__init__.py", "__main__.py") or "/migrations/versions/" in path:
+            continue
+        by_name[name].append(path)
+    assert {name: paths for name, paths in by_name.items() if len(paths) > 1} == {}
+
+
+def test_tasks_are_sent_only_through_the_queue_senders():
+    """A task name or a send_task call outside service/queue would be a second way to send,
+    with its own argument order."""
+    wrong = []
+    for path, tree in SOURCES.items():
+        if path.startswith("service/queue/"):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and node.value in TASK_NAMES:
+                wrong.append(f"{path}:{node.lineno} names the task {node.value!r}")
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "send_task"
+            ):
+                wrong.append(f"{path}:{node.lineno} calls send_task")
+    assert wrong == []
+
+
+def test_the_error_handlers_are_registered_in_one_place():
+    wrong = []
+    for path, tree in SOURCES.items():
+        if path == "service/web/boundary.py" or path.startswith(OTHER_PROGRAMS):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr in (
+                "register_error_handler",
+                "errorhandler",
+                "app_errorhandler",
+            ):
+                wrong.append(f"{path}:{node.lineno} registers an error handler")
+    assert wrong == []
+
+
+def test_the_tests_mirror_the_packages():
+    """Every test directory is a package directory of the same path (or a helper folder of
+    its parent's tests, named in HELPERS)."""
+    helpers = {"tests/workers/hostile", "tests/lessons", "tests/deploy"}
+    wrong = []
+    for directory in sorted((REPO / "tests").rglob("*")):
+        if not directory.is_dir() or directory.name == "__pycache__":
+            continue
+        relative = directory.relative_to(REPO).as_posix()
+        if relative in helpers or any(relative.startswith(h + "/") for h in helpers):
+            continue
+        if not (REPO / relative.removeprefix("tests/")).is_dir():
+            wrong.append(relative)
+    assert wrong == []
