@@ -13,7 +13,7 @@ from lti1p3platform.registration import Registration
 from lti1p3platform.request import Request, TRequest
 
 
-class SigningRegistration(Registration):
+class SigningRegistration(Registration):  # type: ignore[misc]
     """A Registration whose id_tokens are signed by our hook (which may also tamper, in tests)."""
 
     def __init__(self, sign: Callable[[dict[str, Any]], str] | None = None) -> None:
@@ -28,7 +28,7 @@ class SigningRegistration(Registration):
         return self._sign(payload)
 
 
-class PlatformConf(LTI1P3PlatformConfAbstract):
+class PlatformConf(LTI1P3PlatformConfAbstract):  # type: ignore[misc]
     """The library's platform configuration around one given Registration."""
 
     def init_platform_config(self, **kwargs: Any) -> None:
@@ -39,7 +39,7 @@ class PlatformConf(LTI1P3PlatformConfAbstract):
         return self._registration
 
 
-class ParamsRequest(Request):
+class ParamsRequest(Request):  # type: ignore[misc]
     """The tool's authentication request, as the library's Request type."""
 
     def build_metadata(self, request: Any) -> TRequest:
@@ -47,7 +47,7 @@ class ParamsRequest(Request):
         return {"method": "GET", "get_data": params, "form_data": {}, "headers": {}, "path": ""}
 
 
-class Login(OIDCLoginAbstract):
+class Login(OIDCLoginAbstract):  # type: ignore[misc]
     """Builds the third-party login initiation URL; we answer the redirect ourselves."""
 
     def set_lti_message_hint(self, **kwargs: Any) -> None:
@@ -57,7 +57,7 @@ class Login(OIDCLoginAbstract):
         return url
 
 
-class Launch(LTIAdvantageMessageLaunchAbstract):
+class Launch(LTIAdvantageMessageLaunchAbstract):  # type: ignore[misc]
     """Assembles launch claims with the library; returns the launch data instead of a page."""
 
     def render_launch_form(self, launch_data: dict[str, Any], **kwargs: Any) -> dict[str, Any]:

@@ -10,7 +10,7 @@ ScoreRefused, which workers.syncing answers with one re-post a second later.
 from __future__ import annotations
 
 from http import HTTPStatus
-from typing import NoReturn
+from typing import Any, NoReturn, cast
 
 from pylti1p3.assignments_grades import AssignmentsGradesService
 from pylti1p3.exception import LtiServiceException
@@ -20,6 +20,7 @@ from pylti1p3.lineitem import LineItem
 from core.errors import GraderError
 from core.platforms import Posted, ScorePost, ScoreRefused
 from service.lti.services import AGS_SCOPES, CachingConnector, describe
+from service.store import platform_rows
 from service.store.models import Platform
 
 CANVAS_SUBMISSION = "https://canvas.instructure.com/lti/submission"
@@ -36,16 +37,15 @@ class AgsPoster:
 
     def post(self, score_post: ScorePost) -> Posted:
         """Post one score, creating the line item first when the launch gave none."""
-        with self._lti.store.session() as session:
-            platform = session.get(Platform, score_post.platform_id)
-            if platform is None:
-                raise GraderError(f"platform {score_post.platform_id} is no longer registered")
-            access = self._lti.access(platform)
+        platform = platform_rows.find(self._lti.store, score_post.platform_id)
+        if platform is None:
+            raise GraderError(f"platform {score_post.platform_id} is no longer registered")
+        access = self._lti.access(platform)
         connector = CachingConnector(access, self._lti.tokens, self._lti.http)
         service = AssignmentsGradesService(
             connector,
             {
-                "scope": list(AGS_SCOPES),
+                "scope": cast(Any, list(AGS_SCOPES)),  # pylti1p3 types them as Literals
                 "lineitems": score_post.line_items_url,
                 "lineitem": score_post.line_item_url,
             },

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import jwt
-from pylti1p3.deep_link import DeepLink
+from pylti1p3.deep_link import DeepLink, TDeepLinkData
 from pylti1p3.deep_link_resource import DeepLinkResource
 from pylti1p3.lineitem import LineItem
 
@@ -14,11 +14,11 @@ from core.lessons import Lesson
 from service.lti.services import PlatformAccess, registration
 
 
-class _SignedDeepLink(DeepLink):  # type: ignore[misc]
+class _SignedDeepLink(DeepLink):
     """pylti1p3's DeepLink, signing with our key id (its own guess of the kid differs)."""
 
     def __init__(self, access: PlatformAccess, deployment_id: str, settings: Mapping[str, Any]):
-        super().__init__(registration(access), deployment_id, dict(settings))
+        super().__init__(registration(access), deployment_id, cast(TDeepLinkData, dict(settings)))
         self._access = access
 
     def encode_jwt(self, message: Mapping[str, Any]) -> str:

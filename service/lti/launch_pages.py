@@ -8,6 +8,7 @@ from urllib.parse import urlsplit
 
 from celery import Celery
 from flask import Flask, Response, current_app, redirect, render_template, session, url_for
+from werkzeug.wrappers import Response as WebResponse
 
 from core.lessons import Catalog
 from service.lti import launch_records, logins, roster
@@ -46,7 +47,7 @@ def validate(ctx: LtiContext, form: Mapping[str, str], login: Login) -> ValidLau
 
 def open(  # noqa: A001 - the launch opens
     ctx: LtiContext, celery_app: Celery, valid: ValidLaunch
-) -> Response:
+) -> WebResponse:
     """Record who launched where, start their session, and answer with the right page.
 
     A teacher's launch also asks for the course's roster to be read, if it is stale: their

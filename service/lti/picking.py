@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, redirect, render_template, request, session, url_for
+from flask import Blueprint, redirect, render_template, request, session, url_for
+from werkzeug.wrappers import Response as WebResponse
 
 from core.lessons import Lesson
 from service.lti import launch_pages
@@ -39,7 +40,7 @@ def deep_link() -> str:
 
 
 @bp.post("/resource-link/<int:course_id>")
-def resource_link(course_id: int) -> Response:
+def resource_link(course_id: int) -> WebResponse:
     """Place the picked lesson behind a resource link on its first (teacher's) launch."""
     csrf.check(request.form.get(csrf.FIELD))
     user = current_user()

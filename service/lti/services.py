@@ -75,7 +75,7 @@ class TokenCache:
                 del self._tokens[key]
 
 
-class CachingConnector(ServiceConnector):  # type: ignore[misc]
+class CachingConnector(ServiceConnector):
     """pylti1p3's connector, with shared cached tokens, our key id and timeouts."""
 
     def __init__(self, access: PlatformAccess, cache: TokenCache, session: requests.Session):

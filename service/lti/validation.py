@@ -50,15 +50,15 @@ class ValidLaunch:
         return self.body.get(LTI + name, default)
 
 
-class _Form(Request):  # type: ignore[misc]
+class _Form(Request):
     """The launch POST's form, as pylti1p3 wants to read it."""
 
     def __init__(self, form: Mapping[str, str]) -> None:
         super().__init__()
         self._form = form
 
-    def get_param(self, key: str) -> str | None:
-        return self._form.get(key)
+    def get_param(self, key: str) -> str:
+        return self._form.get(key, "")
 
     def get_cookie(self, key: str) -> str | None:
         return None
@@ -71,7 +71,7 @@ class _Unused:
     """pylti1p3 insists on session and cookie services; our steps never call them."""
 
 
-class HardenedLaunch(MessageLaunch):  # type: ignore[misc]
+class HardenedLaunch(MessageLaunch[_Form, Any, Any, Any]):
     """Validates one launch POST against the login it answers."""
 
     def __init__(
@@ -102,7 +102,7 @@ class HardenedLaunch(MessageLaunch):  # type: ignore[misc]
             self.validate_jwt_format()
         except LtiException as exc:
             raise LaunchProblem("Malformed id_token", str(exc)) from exc
-        body: dict[str, Any] = self._jwt["body"]
+        body: object = self._jwt["body"]
         if not isinstance(body, dict):
             raise LaunchProblem("Malformed id_token", "its body is not a JSON object")
         self.validate_registration()

@@ -11,7 +11,8 @@ import logging
 from typing import Any
 from urllib.parse import urlencode
 
-from flask import Blueprint, Response, current_app, redirect, render_template, request
+from flask import Blueprint, Response, current_app, jsonify, redirect, render_template, request
+from werkzeug.wrappers import Response as WebResponse
 
 from service.lti import launch_pages, logins, registration
 from service.lti.claims import LaunchProblem, check_target
@@ -26,7 +27,7 @@ MAX_LOGIN_BODY = 64 * 1024  # a login request is a few short parameters
 
 
 @bp.route("/login", methods=["GET", "POST"])
-def login() -> Response:
+def login() -> WebResponse:
     """Start an OIDC login for a platform's launch (Moodle POSTs it; Canvas GETs it).
 
     Anybody may call this, and a login is stored until it expires: only the parameters of
@@ -60,7 +61,7 @@ def login() -> Response:
     auth_url = platform.auth_login_url + ("&" if "?" in platform.auth_login_url else "?")
     auth_url += urlencode(query)
     if storage:
-        response = Response(
+        response: WebResponse = Response(
             render_template(
                 "lti/storage_login.html",
                 auth_url=auth_url,
@@ -77,7 +78,7 @@ def login() -> Response:
 
 
 @bp.post("/launch")
-def launch() -> Response | str:
+def launch() -> WebResponse | str:
     """Validate a launch and open what it points at (lesson, picker or deep linking)."""
     form = {k: v for k, v in request.form.items() if isinstance(v, str)}
     state = form.get("state", "")
@@ -108,7 +109,7 @@ def launch() -> Response | str:
 @bp.get("/jwks")
 def jwks() -> Response:
     """Publish the tool's public keys (current and recently retired)."""
-    response = current_app.json.response(launch_pages.context().keys.jwks())
+    response = jsonify(launch_pages.context().keys.jwks())
     response.headers["Cache-Control"] = "public, max-age=300"
     return response
 
@@ -116,7 +117,7 @@ def jwks() -> Response:
 @bp.get("/config.json")
 def canvas_config() -> Response:
     """Return the Canvas developer-key JSON for this tool."""
-    return current_app.json.response(registration.canvas_config(launch_pages.context()))
+    return jsonify(registration.canvas_config(launch_pages.context()))
 
 
 @bp.get("/register")
@@ -153,7 +154,7 @@ def register() -> str:
     return render_template("lti/registered.html", platform=platform)
 
 
-def _set_login_cookie(response: Response, state: str, token: str) -> None:
+def _set_login_cookie(response: WebResponse, state: str, token: str) -> None:
     secure = request.is_secure
     response.set_cookie(
         COOKIE_PREFIX + state[:16],

@@ -141,7 +141,7 @@ class DirectPublisher:
         }
 
 
-class _RedisChannel(kombu_redis.Channel):  # type: ignore[misc]
+class _RedisChannel(kombu_redis.Channel):
     """kombu's Redis channel, with one client per connection pool, not one per command.
 
     kombu makes a new redis.Redis for every publish, delivery and ack, and redis-py copies
@@ -153,14 +153,14 @@ class _RedisChannel(kombu_redis.Channel):  # type: ignore[misc]
 
     def _create_client(self, asynchronous: bool = False) -> object:
         if asynchronous:
-            return super()._create_client(asynchronous=True)
+            return super()._create_client(asynchronous=True)  # type: ignore[no-untyped-call]
         pool = self.pool  # a new one after a fork or a reconnection: then a new client too
         if self._pooled is None or self._pooled[0] is not pool:
-            self._pooled = (pool, super()._create_client())
+            self._pooled = (pool, super()._create_client())  # type: ignore[no-untyped-call]
         return self._pooled[1]
 
 
-class RedisTransport(kombu_redis.Transport):  # type: ignore[misc]
+class RedisTransport(kombu_redis.Transport):
     """kombu's Redis transport with _RedisChannel."""
 
     Channel = _RedisChannel
