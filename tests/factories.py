@@ -1,12 +1,13 @@
-"""Rows for tests: a platform, a course, a placement of a lesson, and its students."""
+"""Rows for tests: a platform, a course, a placement of a lesson, its students, their work."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
+from service.store import submissions
 from service.store.database import Store
-from service.store.models import Course, Placement, Platform, User
+from service.store.models import Course, Placement, Platform, User, utcnow
 
 SCALED = "expert/scaled-dot-product"
 
@@ -55,3 +56,18 @@ def add_student(store: Store, placed: Placed, sub: str) -> int:
         session.add(user)
         session.flush()
         return user.id
+
+
+def submission(
+    store: Store,
+    placement_id: int,
+    user_id: int,
+    source: str = "print(1)",
+    late: bool = False,
+    queue: str = "grade",
+) -> int:
+    """Write a queued submission as the submit path does (its store writer); return its id."""
+    with store.transaction() as connection:
+        return submissions.queue_new(
+            connection, placement_id, user_id, source, late, utcnow(), queue
+        )

@@ -18,8 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from service.settings import PREFIX, Settings
-from service.store import submissions
-from tests.factories import add_student, place
+from tests.factories import add_student, place, submission
 from tests.servers import REPO, free_port, kill_session
 
 
@@ -59,7 +58,7 @@ def seed(directory: Path, students: int) -> tuple[dict[str, str], list[Student]]
     found = []
     for n in range(students):
         user_id = placed.user_id if n == 0 else add_student(store, placed, f"student-{n + 1}")
-        submission_id = submissions.create(store, placed.placement_id, user_id, "print(1)\n", False)
+        submission_id = submission(store, placed.placement_id, user_id, "print(1)\n", False)
         token = signer.dumps(
             # as a launch signs it in (service.web.auth.sign_in)
             {"user_id": user_id, "placement_ids": [placed.placement_id], "launched_at": now}

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TypeVar
 
 from sqlalchemy.exc import DBAPIError
 
@@ -22,9 +23,10 @@ from service.settings import Settings
 from service.store import submissions
 from service.store.database import Store
 from service.store.models import utcnow
-from service.store.submissions import Claim, Held
+from service.store.submissions import After, Claim, Held, Next
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 _SAVE_TRIES = 6  # ~30 s of backoff: a database that blinks does not cost a run
 
@@ -42,13 +44,27 @@ class Outcome(enum.StrEnum):
 
 @dataclass(frozen=True)
 class Graded:
-    """The outcome, when to look again, whose grade to sync, and how."""
+    """The outcome, when to look again, and what follows a saved verdict (as the store said)."""
 
     outcome: Outcome
     retry_in_s: float = 0.0
-    sync: tuple[int, int] | None = None  # (user id, placement id)
-    to_lms: bool = False  # the grade goes to an LMS: a sync task posts it
-    kept: bool = False  # kept with the verdict, nowhere to post: nothing left to do
+    after: After | None = None  # GRADED and GAVE_UP only
+
+    # What workers.tasks read before `after`; kept until it reads `after` itself.
+    @property
+    def sync(self) -> tuple[int, int] | None:
+        """Return (user id, placement id) of a saved verdict's grade."""
+        return None if self.after is None else (self.after.user_id, self.after.placement_id)
+
+    @property
+    def to_lms(self) -> bool:
+        """Return whether a sync task must post the grade."""
+        return self.after is not None and self.after.next is Next.SYNC_TO_LMS
+
+    @property
+    def kept(self) -> bool:
+        """Return whether the grade's sync was settled with the verdict: nothing follows."""
+        return self.after is not None and self.after.next is Next.KEPT
 
 
 def grade_stored(
@@ -84,10 +100,8 @@ def grade_stored(
             return _give_up(store, claimed, lesson, problem, clock)
         _save(lambda: submissions.release(store, claimed, clock(), problem=problem))
         return Graded(Outcome.RETRY, retry_in_s=2.0**claimed.claims)
-    saved = _save(lambda: submissions.finish(store, claimed, verdict, clock(), lesson=lesson))
-    if not saved:
-        return Graded(Outcome.FENCED_OUT)
-    return _synced(Outcome.GRADED, claimed, lesson)
+    after = _save(lambda: submissions.finish(store, claimed, verdict, clock(), lesson=lesson))
+    return _followed(Outcome.GRADED, after)
 
 
 def _give_up(
@@ -97,18 +111,12 @@ def _give_up(
     problem: str,
     clock: Callable[[], datetime],
 ) -> Graded:
-    if _save(lambda: submissions.fail(store, claimed, problem, clock(), lesson=lesson)):
-        return _synced(Outcome.GAVE_UP, claimed, lesson)
-    return Graded(Outcome.FENCED_OUT)
+    after = _save(lambda: submissions.fail(store, claimed, problem, clock(), lesson=lesson))
+    return _followed(Outcome.GAVE_UP, after)
 
 
-def _synced(outcome: Outcome, claimed: Claim, lesson: Lesson | None) -> Graded:
-    return Graded(
-        outcome,
-        sync=(claimed.user_id, claimed.placement_id),
-        to_lms=claimed.to_lms,
-        kept=submissions.kept_at_once(claimed, lesson),
-    )
+def _followed(outcome: Outcome, after: After) -> Graded:
+    return Graded(outcome, after=after) if after.saved else Graded(Outcome.FENCED_OUT)
 
 
 def _grade(lesson: Lesson | None, sandbox: Sandbox, claimed: Claim) -> Verdict:
@@ -117,7 +125,7 @@ def _grade(lesson: Lesson | None, sandbox: Sandbox, claimed: Claim) -> Verdict:
     return grade_source(lesson.exercise, claimed.source.encode(), sandbox)
 
 
-def _save(write: Callable[[], bool]) -> bool:
+def _save(write: Callable[[], T]) -> T:
     """Run a fenced write, trying again while the database is unreachable."""
     for attempt in range(_SAVE_TRIES):
         try:

@@ -17,7 +17,7 @@ from core.lessons import Catalog
 from core.platforms import GradePoster, ScorePost, ScoreRefused
 from service.store import grades
 from service.store.database import Store
-from service.store.models import utcnow
+from service.store.models import SyncStatus, utcnow
 
 _BACKOFF_BASE_S = 5.0
 _BACKOFF_CAP_S = 1800.0
@@ -85,18 +85,15 @@ def sync_grade(
             return SyncResult(Synced.HELD)
         lesson = catalog.lesson(placement.lesson_id)
         if lesson is None:
-            reason = f"the lesson {placement.lesson_id!r} is not in the catalog"
-            grades.settle(session, ids, grades.SKIPPED, now, error=reason)
+            reason = grades.missing_lesson(placement.lesson_id)
+            grades.settle(session, ids, SyncStatus.SKIPPED, now, error=reason)
             return SyncResult(Synced.SKIPPED)
         score = grades.score(session, placement, lesson, user_id)
         grades.save_grade(session, placement_id, user_id, score, now)
-        if poster is None or not (placement.line_item_url or found.line_items_url):
-            reason = (
-                grades.NO_LINE_ITEM
-                if not (placement.line_item_url or found.line_items_url)
-                else "no grade poster is configured"
-            )
-            grades.settle(session, ids, grades.SKIPPED, now, lesson=score, error=reason)
+        to_lms = grades.reaches_lms(placement.line_item_url, found.line_items_url)
+        if poster is None or not to_lms:
+            reason = grades.NO_LINE_ITEM if not to_lms else "no grade poster is configured"
+            grades.settle(session, ids, SyncStatus.SKIPPED, now, lesson=score, error=reason)
             return SyncResult(Synced.SKIPPED)
         held = grades.holds(session, placement_id, user_id)
         if held.posting_until is not None and held.posting_until > now:
@@ -145,7 +142,9 @@ def sync_grade(
     with store.session() as session:
         if posted.line_item_url and posted.line_item_url != post.line_item_url:
             grades.set_line_item(session, placement_id, posted.line_item_url)
-        grades.settle(session, ids, grades.SENT, clock(), lesson=score, response=posted.response)
+        grades.settle(
+            session, ids, SyncStatus.SENT, clock(), lesson=score, response=posted.response
+        )
         grades.end_turn(session, placement_id, user_id, accepted=score, at=post.timestamp)
     return SyncResult(Synced.SENT)
 
@@ -179,9 +178,9 @@ def _failed(
     with store.session() as session:
         grades.end_turn(session, found.placement.id, user_id)
         if attempt >= max_attempts:
-            grades.settle(session, ids, grades.FAILED, now, error=error)
+            grades.settle(session, ids, SyncStatus.FAILED, now, error=error)
             return SyncResult(Synced.FAILED)
         delay = backoff(attempt)
         retry_at = now + timedelta(seconds=delay)
-        grades.settle(session, ids, grades.PENDING, now, error=error, retry_at=retry_at)
+        grades.settle(session, ids, SyncStatus.PENDING, now, error=error, retry_at=retry_at)
     return SyncResult(Synced.RETRY, retry_in_s=delay)

@@ -31,16 +31,31 @@ from service.store.models import (
     Placement,
     QuestionAnswer,
     Submission,
+    SubmissionStatus,
+    SyncStatus,
     User,
 )
 
-PENDING, SENT, SKIPPED, FAILED = "pending", "sent", "skipped", "failed"
 NO_LINE_ITEM = "the LMS gave no line item (nor a line items URL) for this placement"
-HELD = "held"  # made by a bulk regrade the teacher has not reviewed yet: not sent until then
+
+
+def reaches_lms(line_item_url: str | None, line_items_url: str | None) -> bool:
+    """Return whether a placement's grades go to an LMS: it has a line item, or can make one.
+
+    The one place this is decided: a claim carries it to finish(), and a sync asks it again
+    of the placement as it is when it posts.
+    """
+    return bool(line_item_url or line_items_url)
+
+
+def missing_lesson(lesson_id: str) -> str:
+    """Return why a grade cannot be computed: its lesson is not in the catalog."""
+    return f"the lesson {lesson_id!r} is not in the catalog"
+
 
 # Statements that run for every graded submission, built once with bound parameters:
 # building a statement costs more CPU than SQLite takes to run it.
-_PAIR = {"placement_id": bindparam("placement"), "user_id": bindparam("user")}
+_PAIR: dict[str, Any] = {"placement_id": bindparam("placement"), "user_id": bindparam("user")}
 _NEW_SYNC = insert(GradeSync).values(
     **_PAIR,
     status=bindparam("sync_status"),
@@ -53,10 +68,10 @@ _SKIP_PENDING = (
     .where(
         GradeSync.placement_id == bindparam("placement"),
         GradeSync.user_id == bindparam("user"),
-        GradeSync.status == PENDING,
+        GradeSync.status == SyncStatus.PENDING,
     )
     .values(
-        status=SKIPPED,
+        status=SyncStatus.SKIPPED,
         attempts=GradeSync.attempts + 1,
         updated_at=bindparam("now"),
         next_attempt_at=bindparam("now"),
@@ -65,12 +80,33 @@ _SKIP_PENDING = (
         last_error=NO_LINE_ITEM,
     )
 )
+_PAIR_PENDING = (
+    GradeSync.placement_id == bindparam("placement"),
+    GradeSync.user_id == bindparam("user"),
+    GradeSync.status == SyncStatus.PENDING,
+)
+_HOLD_PAIR = (
+    update(GradeSync)
+    .where(*_PAIR_PENDING)
+    .values(status=SyncStatus.HELD, updated_at=bindparam("now"))
+)
+_SKIP_PAIR = (
+    update(GradeSync)
+    .where(*_PAIR_PENDING)
+    .values(
+        status=SyncStatus.SKIPPED,
+        attempts=GradeSync.attempts + 1,
+        updated_at=bindparam("now"),
+        next_attempt_at=bindparam("now"),
+        last_error=bindparam("reason"),
+    )
+)
 _HELD_PAIR = (
     select(GradeSync.id)
     .where(
         GradeSync.placement_id == bindparam("placement"),
         GradeSync.user_id == bindparam("user"),
-        GradeSync.status == HELD,
+        GradeSync.status == SyncStatus.HELD,
     )
     .limit(1)
 )
@@ -92,9 +128,9 @@ _BEST = select(
 ).where(
     Submission.placement_id == bindparam("placement"),
     Submission.user_id == bindparam("user"),
-    Submission.status == "graded",
+    Submission.status == SubmissionStatus.GRADED,
 )
-_GRADE = {
+_GRADE: dict[str, Any] = {
     "score_given": bindparam("given"),
     "score_maximum": bindparam("maximum"),
     "updated_at": bindparam("now"),
@@ -132,7 +168,9 @@ def needs_sync(
     for release_held() (a regrade under review) before any sync takes it.
     """
     row = {"placement": placement_id, "user": user_id, "now": now}
-    changed(session, _NEW_SYNC, {**row, "sync_status": HELD if held else PENDING})
+    changed(
+        session, _NEW_SYNC, {**row, "sync_status": SyncStatus.HELD if held else SyncStatus.PENDING}
+    )
 
 
 def awaits_review(session: Session | Connection, placement_id: int, user_id: int) -> bool:
@@ -148,8 +186,8 @@ def hold(session: Session, sync_ids: tuple[int, ...], now: datetime) -> None:
     changed(
         session,
         update(GradeSync)
-        .where(GradeSync.id.in_(sync_ids), GradeSync.status == PENDING)
-        .values(status=HELD, updated_at=now),
+        .where(GradeSync.id.in_(sync_ids), GradeSync.status == SyncStatus.PENDING)
+        .values(status=SyncStatus.HELD, updated_at=now),
     )
 
 
@@ -159,7 +197,7 @@ def release_held(session: Session, placement_id: int, now: datetime) -> list[int
         set(
             session.scalars(
                 select(GradeSync.user_id).where(
-                    GradeSync.placement_id == placement_id, GradeSync.status == HELD
+                    GradeSync.placement_id == placement_id, GradeSync.status == SyncStatus.HELD
                 )
             )
         )
@@ -167,8 +205,8 @@ def release_held(session: Session, placement_id: int, now: datetime) -> list[int
     changed(
         session,
         update(GradeSync)
-        .where(GradeSync.placement_id == placement_id, GradeSync.status == HELD)
-        .values(status=PENDING, next_attempt_at=now, updated_at=now),
+        .where(GradeSync.placement_id == placement_id, GradeSync.status == SyncStatus.HELD)
+        .values(status=SyncStatus.PENDING, next_attempt_at=now, updated_at=now),
     )
     return users
 
@@ -180,7 +218,7 @@ def resend_failed(
 
     `user_id` None resends every failed sync of the placements.
     """
-    where = [GradeSync.placement_id.in_(placement_ids), GradeSync.status == FAILED]
+    where = [GradeSync.placement_id.in_(placement_ids), GradeSync.status == SyncStatus.FAILED]
     if user_id is not None:
         where.append(GradeSync.user_id == user_id)
     rows = session.execute(select(GradeSync.user_id, GradeSync.placement_id).where(*where))
@@ -189,7 +227,7 @@ def resend_failed(
         session,
         update(GradeSync)
         .where(*where)
-        .values(status=PENDING, attempts=0, next_attempt_at=now, updated_at=now),
+        .values(status=SyncStatus.PENDING, attempts=0, next_attempt_at=now, updated_at=now),
     )
     return pairs
 
@@ -211,7 +249,7 @@ def in_flight(session: Session, placement_id: int, user_id: int) -> bool:
             .where(
                 Submission.placement_id == placement_id,
                 Submission.user_id == user_id,
-                Submission.status.in_(("queued", "running")),
+                Submission.status.in_((SubmissionStatus.QUEUED, SubmissionStatus.RUNNING)),
             )
             .limit(1)
         )
@@ -321,9 +359,24 @@ def keep(
     score = _score(connection, placement_id, penalty or 0.0, lesson, user_id)
     save_grade(connection, placement_id, user_id, score, now)
     pair = {"placement": placement_id, "user": user_id, "now": now}
-    changed(connection, _NEW_SYNC, {**pair, "sync_status": PENDING})
+    changed(connection, _NEW_SYNC, {**pair, "sync_status": SyncStatus.PENDING})
     changed(connection, _SKIP_PENDING, {**pair, "given": score.given, "maximum": score.maximum})
     return True
+
+
+def settle_without_lesson(
+    connection: Connection, placement_id: int, user_id: int, lesson_id: str, now: datetime
+) -> None:
+    """Settle the pair's pending syncs as a sync would without the lesson in the catalog.
+
+    Held with a regraded score of the pair that awaits the teacher's review (they go out
+    with it), else skipped with the reason: there is no score to compute, nor to post.
+    """
+    pair = {"placement": placement_id, "user": user_id, "now": now}
+    if awaits_review(connection, placement_id, user_id):
+        changed(connection, _HOLD_PAIR, pair)
+    else:
+        changed(connection, _SKIP_PAIR, {**pair, "reason": missing_lesson(lesson_id)})
 
 
 def save_grade(
@@ -363,7 +416,7 @@ def pending(session: Session, placement_id: int, user_id: int) -> Pending | None
         select(GradeSync.id, GradeSync.attempts).where(
             GradeSync.placement_id == placement_id,
             GradeSync.user_id == user_id,
-            GradeSync.status == PENDING,
+            GradeSync.status == SyncStatus.PENDING,
         )
     ).all()
     if not rows:
@@ -387,7 +440,7 @@ def pending(session: Session, placement_id: int, user_id: int) -> Pending | None
 def settle(
     session: Session,
     sync_ids: tuple[int, ...],
-    status: str,
+    status: SyncStatus,
     now: datetime,
     *,
     lesson: LessonScore | None = None,
@@ -411,7 +464,7 @@ def settle(
     changed(
         session,
         update(GradeSync)
-        .where(GradeSync.id.in_(sync_ids), GradeSync.status == PENDING)
+        .where(GradeSync.id.in_(sync_ids), GradeSync.status == SyncStatus.PENDING)
         .values(**values),
     )
 
@@ -428,7 +481,7 @@ def due_syncs(
     before = now - timedelta(seconds=grace_s)
     rows = session.execute(
         select(GradeSync.id, GradeSync.placement_id, GradeSync.user_id, GradeSync.next_attempt_at)
-        .where(GradeSync.status == PENDING, GradeSync.next_attempt_at < before)
+        .where(GradeSync.status == SyncStatus.PENDING, GradeSync.next_attempt_at < before)
         .order_by(GradeSync.id)
         .limit(limit)
     ).all()

@@ -6,6 +6,7 @@ SQLite and PostgreSQL.
 
 from __future__ import annotations
 
+import enum
 from datetime import UTC, datetime
 from typing import Any
 
@@ -27,6 +28,24 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 ID = String(255)  # LTI ids longer than this are refused at the launch
 URL = String(2048)
+
+
+class SubmissionStatus(enum.StrEnum):
+    """Where a submission is in its life (the `submissions.status` column)."""
+
+    QUEUED = "queued"
+    RUNNING = "running"  # a worker holds its lease
+    GRADED = "graded"
+
+
+class SyncStatus(enum.StrEnum):
+    """Where a grade sync is (the `grade_syncs.status` column)."""
+
+    PENDING = "pending"
+    SENT = "sent"
+    SKIPPED = "skipped"  # nothing to post to, with the reason
+    FAILED = "failed"  # out of attempts; the teacher may resend
+    HELD = "held"  # made by a bulk regrade the teacher has not reviewed yet: not sent until then
 
 
 def utcnow() -> datetime:
@@ -192,7 +211,7 @@ class Submission(Base):
     placement_id: Mapped[int] = mapped_column(ForeignKey("placements.id", ondelete="CASCADE"))
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
     source: Mapped[str]
-    status: Mapped[str] = mapped_column(String(16), default="queued")
+    status: Mapped[str] = mapped_column(String(16), default=SubmissionStatus.QUEUED)
     queue: Mapped[str] = mapped_column(String(16), default="grade")
     late: Mapped[bool] = mapped_column(default=False)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
@@ -267,7 +286,7 @@ class GradeSync(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     placement_id: Mapped[int] = mapped_column(ForeignKey("placements.id", ondelete="CASCADE"))
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
-    status: Mapped[str] = mapped_column(String(16), default="pending")
+    status: Mapped[str] = mapped_column(String(16), default=SyncStatus.PENDING)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     next_attempt_at: Mapped[datetime] = mapped_column(default=utcnow)
     score_given: Mapped[float | None] = mapped_column(Float)

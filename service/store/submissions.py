@@ -4,26 +4,32 @@ A worker claims a submission with one conditional UPDATE (queued, or running und
 expired lease) that writes a fresh lease token; it saves the verdict with another that
 matches that token and `running`, and in the same statement counts the grading. A worker
 whose lease was taken over (it was too slow, or presumed dead) therefore cannot save: the
-final write is fenced, and no submission is ever graded twice.
+final write is fenced, and no submission is ever graded twice. finish() says what follows
+the verdict (After), so that the worker does not decide it again.
 """
 
 from __future__ import annotations
 
+import enum
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
-from sqlalchemy import Connection, and_, bindparam, func, or_, select, update
+from sqlalchemy import Connection, and_, bindparam, func, insert, or_, select, update
 from sqlalchemy.orm import Session
 
 from core.lessons import Lesson
+from core.placements import Policy
 from core.runs import RunStatus
 from core.verdicts import Verdict
 from service.store import grades
 from service.store.database import Store, changed
-from service.store.models import Course, Placement, Regrade, Submission
+from service.store.models import Course, Placement, Regrade, Submission, User
+from service.store.models import SubmissionStatus as Status
 
-QUEUED, RUNNING, GRADED = "queued", "running", "graded"
+# the names other modules know these by; the values are Status's
+QUEUED, RUNNING, GRADED = Status.QUEUED, Status.RUNNING, Status.GRADED
 
 
 @dataclass(frozen=True)
@@ -38,7 +44,7 @@ class Claim:
     placement_id: int
     user_id: int
     queue: str = "grade"
-    to_lms: bool = True  # the placement's grades go to an LMS line item (or can make one)
+    to_lms: bool = True  # the placement's grades go to an LMS (see grades.reaches_lms)
 
 
 @dataclass(frozen=True)
@@ -50,6 +56,29 @@ class Held:
 
 Done = None  # graded already, or gone: nothing to do
 
+
+class Next(enum.StrEnum):
+    """What follows a verdict that finish() (or fail()) was given."""
+
+    SYNC_TO_LMS = "sync_to_lms"  # saved; a sync task must post the lesson's grade to the LMS
+    KEPT = "kept"  # saved, and the grade's sync settled with it (kept, skipped or held)
+    NOTHING = "nothing"  # not saved: another worker took the submission over
+
+
+@dataclass(frozen=True)
+class After:
+    """What follows a verdict, for whose grade on which placement."""
+
+    next: Next
+    user_id: int
+    placement_id: int
+
+    @property
+    def saved(self) -> bool:
+        """Return whether the verdict was saved (the claim still held)."""
+        return self.next is not Next.NOTHING
+
+
 # The statements of every submission's path, built once with bound parameters: building a
 # statement (and its cache key) costs more CPU than SQLite takes to run it.
 _CLAIM = (
@@ -57,12 +86,14 @@ _CLAIM = (
     .where(
         Submission.id == bindparam("submission_id"),
         or_(
-            Submission.status == QUEUED,
-            and_(Submission.status == RUNNING, Submission.lease_expires_at < bindparam("now")),
+            Submission.status == Status.QUEUED,
+            and_(
+                Submission.status == Status.RUNNING, Submission.lease_expires_at < bindparam("now")
+            ),
         ),
     )
     .values(
-        status=RUNNING,
+        status=Status.RUNNING,
         lease_token=bindparam("token"),
         lease_expires_at=bindparam("until"),
         claims=Submission.claims + 1,
@@ -92,10 +123,10 @@ _VERDICT = (
     .where(
         Submission.id == bindparam("submission_id"),
         Submission.lease_token == bindparam("token"),
-        Submission.status == RUNNING,
+        Submission.status == Status.RUNNING,
     )
     .values(
-        status=GRADED,
+        status=Status.GRADED,
         lease_token=None,
         lease_expires_at=None,
         gradings=Submission.gradings + 1,
@@ -103,18 +134,78 @@ _VERDICT = (
     )
 )
 
+# the submit path's, the same way
+_SUBMITTING = select(
+    Placement.lesson_id,
+    Placement.reveal,
+    Placement.reveal_after_attempts,
+    Placement.max_attempts,
+    Placement.due_at,
+    Placement.late_penalty,
+).where(Placement.id == bindparam("placement"))
+_AUTHOR = select(User.id).where(User.id == bindparam("user")).with_for_update()
+_RECENT = select(func.count(Submission.id), func.min(Submission.created_at)).where(
+    Submission.user_id == bindparam("user"), Submission.created_at > bindparam("since")
+)
+_QUEUED = (
+    insert(Submission)
+    .values(
+        placement_id=bindparam("placement"),
+        user_id=bindparam("user"),
+        source=bindparam("code"),
+        late=bindparam("is_late"),
+        queue=bindparam("to_queue"),
+        created_at=bindparam("now"),
+        enqueued_at=bindparam("now"),
+    )
+    .returning(Submission.id)
+)
 
-def create(
-    store: Store, placement_id: int, user_id: int, source: str, late: bool, queue: str = "grade"
+
+def submitting(connection: Connection, placement_id: int) -> tuple[str, Policy] | None:
+    """Return the placement's lesson id and policy, or None when there is no such placement."""
+    found: Any = connection.execute(_SUBMITTING, {"placement": placement_id}).first()
+    return None if found is None else (found.lesson_id, grades.policy_of(found))
+
+
+def lock_author(connection: Connection, user_id: int) -> None:
+    """Take the user's submissions one at a time until the transaction ends.
+
+    So two submissions at once cannot both use the last attempt. SQLite's write
+    transactions are serial already: there, nothing to do.
+    """
+    if connection.dialect.name != "sqlite":
+        connection.execute(_AUTHOR, {"user": user_id})
+
+
+def recent(connection: Connection, user_id: int, since: datetime) -> tuple[int, datetime | None]:
+    """Return how many submissions the user made after `since`, and when the first was."""
+    count, oldest = connection.execute(_RECENT, {"user": user_id, "since": since}).one()
+    return int(count), oldest
+
+
+def queue_new(
+    connection: Connection,
+    placement_id: int,
+    user_id: int,
+    source: str,
+    late: bool,
+    now: datetime,
+    queue: str = "grade",
 ) -> int:
-    """Write a queued submission and commit it; return its id."""
-    with store.session() as session:
-        submission = Submission(
-            placement_id=placement_id, user_id=user_id, source=source, late=late, queue=queue
-        )
-        session.add(submission)
-        session.flush()
-        return submission.id
+    """Write a queued submission in the connection's transaction; return its id.
+
+    The only writer of submission rows: the submit path and the tests' factories alike.
+    """
+    row = {"placement": placement_id, "user": user_id, "code": source, "is_late": late}
+    created = connection.execute(_QUEUED, {**row, "to_queue": queue, "now": now})
+    return int(created.scalar_one())
+
+
+def get(store: Store, submission_id: int) -> Submission | None:
+    """Return the submission, detached, for reading its status and verdict."""
+    with store.reading() as session:
+        return session.get(Submission, submission_id)
 
 
 def attempts_used(session: Session | Connection, placement_id: int, user_id: int) -> int:
@@ -135,7 +226,7 @@ def has_passed(session: Session | Connection, placement_id: int, user_id: int) -
     query = select(Submission.id).where(
         Submission.placement_id == placement_id,
         Submission.user_id == user_id,
-        Submission.run_status == "passed",
+        Submission.run_status == RunStatus.PASSED,
     )
     return session.scalar(query.limit(1)) is not None
 
@@ -150,7 +241,11 @@ def claim(store: Store, submission_id: int, lease_s: int, now: datetime) -> Clai
         ).first()
         if taken is None:
             row = connection.execute(_LEASE, {"submission_id": submission_id}).first()
-            if row is not None and row.status == RUNNING and row.lease_expires_at is not None:
+            if (
+                row is not None
+                and row.status == Status.RUNNING
+                and row.lease_expires_at is not None
+            ):
                 return Held(row.lease_expires_at)
             return Done
         placement = connection.execute(_PLACEMENT, {"placement_id": taken.placement_id}).first()
@@ -166,7 +261,7 @@ def claim(store: Store, submission_id: int, lease_s: int, now: datetime) -> Clai
             placement_id=taken.placement_id,
             user_id=taken.user_id,
             queue=taken.queue,
-            to_lms=bool(line_item_url or line_items_url),
+            to_lms=grades.reaches_lms(line_item_url, line_items_url),
         )
 
 
@@ -177,12 +272,14 @@ def finish(
     now: datetime,
     grader_error: str | None = None,
     lesson: Lesson | None = None,
-) -> bool:
-    """Save the verdict if the claim still holds, with the grade sync it needs, atomically.
+) -> After:
+    """Save the verdict if the claim still holds, with its grade's sync, atomically.
 
-    Given the lesson, a placement whose grades go to no LMS gets its lesson score kept in the
-    same transaction, its sync recorded as skipped: no sync task is needed (see kept_at_once).
-    Return False (and save nothing) when another worker has taken the submission over.
+    Return what follows: a sync task when the grade goes to an LMS; else nothing, for the
+    sync is settled here as its task would have settled it: the lesson score kept and the
+    sync skipped with the reason (held instead while a regrade of the pair awaits review),
+    or without the lesson at hand, skipped as having no lesson. Nothing is saved, and
+    nothing follows, when another worker has taken the submission over.
     """
     diff = verdict.diff
     values = {
@@ -199,31 +296,26 @@ def finish(
         "new_grader_error": grader_error,
         "new_graded_at": now,
     }
+    user_id, placement_id = held.user_id, held.placement_id
     with store.transaction() as connection:
         fence = {"submission_id": held.submission_id, "token": held.token}
         if changed(connection, _VERDICT, {**fence, **values}) != 1:
-            return False
+            return After(Next.NOTHING, user_id, placement_id)
         review = _under_review(connection, held)
-        if lesson is not None and not held.to_lms and not review:
-            if not grades.keep(connection, held.placement_id, held.user_id, lesson, now):
-                grades.needs_sync(connection, held.placement_id, held.user_id, now, held=True)
-        else:
-            grades.needs_sync(connection, held.placement_id, held.user_id, now, held=review)
-        return True
-
-
-def kept_at_once(held: Claim, lesson: Lesson | None) -> bool:
-    """Return whether finish() keeps the grade itself, so that no sync task need follow.
-
-    So it does for a placement whose grades go to no LMS, when the lesson is at hand (a held
-    sync of a regrade under review waits for the teacher, who sends it).
-    """
-    return lesson is not None and not held.to_lms
+        if held.to_lms:
+            grades.needs_sync(connection, placement_id, user_id, now, held=review)
+            return After(Next.SYNC_TO_LMS, user_id, placement_id)
+        if lesson is None:
+            grades.needs_sync(connection, placement_id, user_id, now, held=review)
+            grades.settle_without_lesson(connection, placement_id, user_id, held.lesson_id, now)
+        elif review or not grades.keep(connection, placement_id, user_id, lesson, now):
+            grades.needs_sync(connection, placement_id, user_id, now, held=True)
+        return After(Next.KEPT, user_id, placement_id)
 
 
 def _under_review(connection: Connection, held: Claim) -> bool:
     """Return whether the grading belongs to a teacher's regrade not sent to the LMS yet."""
-    if held.queue != "regrade":
+    if held.queue != "regrade":  # only a teacher's bulk regrade runs on that queue
         return False
     open_regrade = select(Regrade.id).where(
         Regrade.placement_id == held.placement_id, Regrade.sent_at.is_(None)
@@ -233,8 +325,11 @@ def _under_review(connection: Connection, held: Claim) -> bool:
 
 def fail(
     store: Store, held: Claim, problem: str, now: datetime, lesson: Lesson | None = None
-) -> bool:
-    """End the submission as an `error` grade that says the grader, not the student, failed."""
+) -> After:
+    """End the submission as an `error` grade that says the grader, not the student, failed.
+
+    Return what follows, as finish() does.
+    """
     verdict = Verdict(
         status=RunStatus.ERROR,
         score=0.0,
@@ -264,10 +359,10 @@ def release(store: Store, held: Claim, now: datetime, problem: str | None = None
             .where(
                 Submission.id == held.submission_id,
                 Submission.lease_token == held.token,
-                Submission.status == RUNNING,
+                Submission.status == Status.RUNNING,
             )
             .values(
-                status=QUEUED,
+                status=Status.QUEUED,
                 lease_token=None,
                 lease_expires_at=None,
                 enqueued_at=now,
@@ -292,9 +387,11 @@ def stuck(
             select(Submission.id, Submission.queue, Submission.enqueued_at)
             .where(
                 or_(
-                    and_(Submission.status == QUEUED, Submission.enqueued_at < queued_before),
                     and_(
-                        Submission.status == RUNNING,
+                        Submission.status == Status.QUEUED, Submission.enqueued_at < queued_before
+                    ),
+                    and_(
+                        Submission.status == Status.RUNNING,
                         Submission.lease_expires_at < now,
                         # not enqueued since the lease ran out (or that message is late too)
                         or_(
@@ -330,7 +427,7 @@ def queue_again(session: Session, placement_id: int, now: datetime) -> list[int]
     ids = list(
         session.scalars(
             select(Submission.id).where(
-                Submission.placement_id == placement_id, Submission.status == GRADED
+                Submission.placement_id == placement_id, Submission.status == Status.GRADED
             )
         )
     )
@@ -338,9 +435,9 @@ def queue_again(session: Session, placement_id: int, now: datetime) -> list[int]
         changed(
             session,
             update(Submission)
-            .where(Submission.id.in_(ids), Submission.status == GRADED)
+            .where(Submission.id.in_(ids), Submission.status == Status.GRADED)
             .values(
-                status=QUEUED,
+                status=Status.QUEUED,
                 queue="regrade",
                 enqueued_at=now,
                 regrades=Submission.regrades + 1,

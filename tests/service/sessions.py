@@ -58,4 +58,4 @@ def grade(store, submission_id, status=RunStatus.PASSED, stdout="", stderr="", d
     claim = submissions.claim(store, submission_id, 30, utcnow())
     score = 1.0 if status is RunStatus.PASSED else 0.0
     verdict = Verdict(status, score, stdout, stderr, 0, ms, f"{status.value} feedback", diff)
-    assert submissions.finish(store, claim, verdict, utcnow())
+    assert submissions.finish(store, claim, verdict, utcnow()).saved

@@ -3,14 +3,16 @@ from dataclasses import replace
 from datetime import timedelta
 
 import pytest
+from sqlalchemy import select
 
 from core.errors import GraderError
-from core.runs import RunOutcome, RunResult
+from core.runs import RunOutcome, RunResult, RunStatus
 from service.store import submissions
 from service.store.database import Store
 from service.store.migrate import upgrade
-from service.store.models import GradeSync, Submission, utcnow
-from tests.factories import SCALED, place
+from service.store.models import GradeSync, Submission, SubmissionStatus, SyncStatus, utcnow
+from service.store.submissions import After, Next
+from tests.factories import SCALED, place, submission
 from workers.grading import Outcome, grade_stored
 from workers.sandbox.fake import FakeSandbox
 
@@ -31,7 +33,7 @@ def expected(catalog):
 @pytest.fixture
 def queued(store):
     placed = place(store)
-    return submissions.create(store, placed.placement_id, placed.user_id, "print(1)", late=False)
+    return submission(store, placed.placement_id, placed.user_id, "print(1)", late=False)
 
 
 def prints(stdout):
@@ -54,7 +56,9 @@ def test_grades_once_and_asks_for_a_sync(store, catalog, settings, queued, expec
     sandbox = prints(expected)
     graded = grade_stored(store, catalog, sandbox, settings, queued)
     assert graded.outcome is Outcome.GRADED
-    assert graded.sync == (row(store, queued).user_id, row(store, queued).placement_id)
+    saved = row(store, queued)
+    # a placement without an LMS line item: the grade is kept with the verdict
+    assert graded.after == After(Next.KEPT, saved.user_id, saved.placement_id)
     again = grade_stored(store, catalog, sandbox, settings, queued)
     assert again.outcome is Outcome.NOTHING_TO_DO
     assert len(sandbox.requests) == 1
@@ -63,12 +67,21 @@ def test_grades_once_and_asks_for_a_sync(store, catalog, settings, queued, expec
     assert sandbox.requests[0].files["model.py"] == b"print(1)"
 
 
+def test_a_grade_for_an_lms_asks_for_a_sync_task(store, catalog, settings, expected):
+    placed = place(store, line_item_url="https://lms.example/lineitems/1")
+    sid = submission(store, placed.placement_id, placed.user_id)
+    graded = grade_stored(store, catalog, prints(expected), settings, sid)
+    assert graded.after == After(Next.SYNC_TO_LMS, placed.user_id, placed.placement_id)
+    with store.session() as session:  # pending, for the sync task to post
+        assert session.scalar(select(GradeSync.status)) == SyncStatus.PENDING
+
+
 def test_a_wrong_output_is_a_failed_verdict_with_the_first_difference(
     store, catalog, settings, queued
 ):
     grade_stored(store, catalog, prints(b"nope\n"), settings, queued)
     saved = row(store, queued)
-    assert (saved.run_status, saved.diff_line, saved.diff_got) == ("failed", 1, "nope")
+    assert (saved.run_status, saved.diff_line, saved.diff_got) == (RunStatus.FAILED, 1, "nope")
 
 
 def test_unknown_submission_is_nothing_to_do(store, catalog, settings):
@@ -94,8 +107,8 @@ def test_a_grader_crash_is_retried_then_ends_as_a_visible_error(
     assert outcomes == [Outcome.RETRY, Outcome.RETRY, Outcome.GAVE_UP]
     saved = row(store, queued)
     assert (saved.status, saved.run_status, saved.score, saved.gradings) == (
-        "graded",
-        "error",
+        SubmissionStatus.GRADED,
+        RunStatus.ERROR,
         0,
         1,
     )
@@ -117,7 +130,7 @@ def test_a_grader_crash_is_logged_with_its_traceback_at_the_first_failure(
     assert record.exc_info is not None and record.exc_info[0] is KeyError  # the traceback
     saved = row(store, queued)
     # queued again, and its teacher's page says why: "grader error, retrying"
-    assert saved.status == "queued" and saved.grader_error == "KeyError: 'bug'"
+    assert saved.status == SubmissionStatus.QUEUED and saved.grader_error == "KeyError: 'bug'"
 
 
 def test_a_submission_that_keeps_losing_its_workers_ends_as_an_error(
@@ -148,14 +161,20 @@ def test_a_worker_whose_lease_was_taken_over_saves_nothing(
         return RunResult(RunOutcome.EXITED, expected, exit_code=0)
 
     graded = grade_stored(store, catalog, FakeSandbox(slow_run), settings, queued)
-    assert graded.outcome is Outcome.FENCED_OUT and graded.sync is None
+    assert graded.outcome is Outcome.FENCED_OUT and graded.after is None
     saved = row(store, queued)
     assert (saved.stdout, saved.gradings, saved.claims) == ("other\n", 1, 2)
 
 
 def test_a_lesson_missing_from_the_catalog_is_our_fault(store, catalog, settings):
     placed = place(store, lesson_id="expert/gone")
-    sid = submissions.create(store, placed.placement_id, placed.user_id, "x", late=False)
+    sid = submission(store, placed.placement_id, placed.user_id, "x", late=False)
     settings = replace(settings, grade_attempts=1)
     assert grade_stored(store, catalog, prints(b""), settings, sid).outcome is Outcome.GAVE_UP
     assert "expert/gone" in row(store, sid).grader_error
+    with store.session() as session:  # its sync is settled with the verdict: nothing follows
+        sync = session.scalar(select(GradeSync))
+    assert (sync.status, sync.last_error) == (
+        SyncStatus.SKIPPED,
+        "the lesson 'expert/gone' is not in the catalog",
+    )

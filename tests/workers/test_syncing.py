@@ -7,11 +7,11 @@ from sqlalchemy import select
 from core.errors import GraderError
 from core.lesson_scores import LessonScore
 from core.platforms import Posted, ScorePost, ScoreRefused
-from service.store import grades, submissions
+from service.store import grades
 from service.store.database import Store
 from service.store.migrate import upgrade
-from service.store.models import Grade, GradeSync, QuestionAnswer, utcnow
-from tests.factories import place
+from service.store.models import Grade, GradeSync, QuestionAnswer, SyncStatus, utcnow
+from tests.factories import place, submission
 from workers.syncing import Synced, backoff, next_stamp, sync_grade
 
 LINE_ITEM = "https://lms.example/courses/1/line_items/7"
@@ -73,7 +73,7 @@ def test_sends_the_lesson_score_and_keeps_it(store, catalog):
     )  # fmt: skip
     [sync] = syncs(store)
     assert (sync.status, sync.attempts, sync.score_given, sync.lms_response) == (
-        "sent", 1, 1.0, '{"status": 200}'
+        SyncStatus.SENT, 1, 1.0, '{"status": 200}'
     )  # fmt: skip
     with store.session() as session:
         assert session.scalars(select(Grade)).one().score_given == 1.0
@@ -93,7 +93,7 @@ def test_skipped_with_a_reason_when_there_is_nowhere_to_post(
     placed = answered(store, line_item)
     assert run(store, catalog, poster, placed).outcome is Synced.SKIPPED
     [sync] = syncs(store)
-    assert sync.status == "skipped" and sync.last_error.startswith(reason)
+    assert sync.status == SyncStatus.SKIPPED and sync.last_error.startswith(reason)
     assert sync.score_given == 1.0  # the grade is kept for the gradebook all the same
 
 
@@ -104,12 +104,12 @@ def test_failures_back_off_then_fail_visibly(store, catalog):
     assert first.outcome is Synced.RETRY and 4 <= first.retry_in_s <= 6
     [sync] = syncs(store)
     assert (sync.status, sync.attempts, sync.last_error) == (
-        "pending", 1, "GraderError: the LMS answered 503"
+        SyncStatus.PENDING, 1, "GraderError: the LMS answered 503"
     )  # fmt: skip
     assert sync.next_attempt_at > utcnow() + timedelta(seconds=3)
     assert run(store, catalog, poster, placed).outcome is Synced.RETRY
     assert run(store, catalog, poster, placed).outcome is Synced.FAILED
-    assert [(s.status, s.attempts) for s in syncs(store)] == [("failed", 3)]
+    assert [(s.status, s.attempts) for s in syncs(store)] == [(SyncStatus.FAILED, 3)]
 
 
 def test_a_failure_then_a_success(store, catalog):
@@ -117,7 +117,7 @@ def test_a_failure_then_a_success(store, catalog):
     poster = FakePoster(failures=1)
     assert run(store, catalog, poster, placed).outcome is Synced.RETRY
     assert run(store, catalog, poster, placed).outcome is Synced.SENT
-    assert [(s.status, s.attempts) for s in syncs(store)] == [("sent", 2)]
+    assert [(s.status, s.attempts) for s in syncs(store)] == [(SyncStatus.SENT, 2)]
 
 
 @pytest.mark.parametrize(
@@ -134,13 +134,13 @@ def test_a_change_waits_while_a_regraded_score_awaits_review(store, catalog):
     poster = FakePoster()
     assert run(store, catalog, poster, placed).outcome is Synced.HELD
     assert poster.posts == []  # the score now would carry the regraded work
-    assert [sync.status for sync in syncs(store)] == ["held", "held"]
+    assert [sync.status for sync in syncs(store)] == [SyncStatus.HELD, SyncStatus.HELD]
     with store.session() as session:
         assert session.scalars(select(Grade)).all() == []
         assert grades.release_held(session, placed.placement_id, utcnow()) == [placed.user_id]
     assert run(store, catalog, poster, placed).outcome is Synced.SENT  # the teacher sent it
     assert len(poster.posts) == 1
-    assert [sync.status for sync in syncs(store)] == ["sent", "sent"]
+    assert [sync.status for sync in syncs(store)] == [SyncStatus.SENT, SyncStatus.SENT]
 
 
 class Clock:
@@ -202,7 +202,7 @@ def test_changes_within_one_second_go_out_as_one_later_post(store, catalog, cloc
     assert first.timestamp == first_second and first.score == LessonScore(1.0, 8.0)
     assert last.timestamp == first_second + timedelta(seconds=1)
     assert last.score.given == 3.0  # the three answers in one post
-    assert {s.status for s in syncs(store)} == {"sent"}
+    assert {s.status for s in syncs(store)} == {SyncStatus.SENT}
 
 
 @dataclass
@@ -227,7 +227,7 @@ def test_a_409_is_answered_by_one_post_a_second_later(store, catalog, clock):
     assert clock.now >= accepted.timestamp  # it waited for that second: never a future stamp
     assert clock.slept and sum(clock.slept) <= 1.0
     [sync] = syncs(store)
-    assert (sync.status, sync.attempts) == ("sent", 1)
+    assert (sync.status, sync.attempts) == (SyncStatus.SENT, 1)
     with store.session() as session:
         held = grades.holds(session, placed.placement_id, placed.user_id)
     assert (held.given, held.at, held.posting_until) == (1.0, accepted.timestamp, None)
@@ -240,14 +240,14 @@ def test_a_second_409_goes_to_the_backoff_and_frees_the_pair(store, catalog, clo
     assert failed.outcome is Synced.RETRY and failed.retry_in_s >= 4
     assert len(poster.posts) == 2
     [sync] = syncs(store)
-    assert sync.status == "pending" and "409" in sync.last_error
+    assert sync.status == SyncStatus.PENDING and "409" in sync.last_error
     clock.now += timedelta(seconds=failed.retry_in_s)
     assert run_at(store, catalog, poster, placed, clock).outcome is Synced.SENT
 
 
 def test_a_run_in_flight_never_posts_pending(store, catalog, clock):
     placed = answered(store)
-    submissions.create(store, placed.placement_id, placed.user_id, "print(1)", late=False)
+    submission(store, placed.placement_id, placed.user_id, "print(1)", late=False)
     poster = FakePoster()
     assert run_at(store, catalog, poster, placed, clock).outcome is Synced.SENT
     [post] = poster.posts

@@ -8,7 +8,7 @@ import workers.tasks  # noqa: F401  registers the tasks by name
 from core.runs import RunOutcome, RunResult
 from service.queue import TaskName
 from service.queue.broker import celery_config
-from service.store import submissions
+from service.store import grades
 from service.store.models import Grade, GradeSync, Submission, utcnow
 from tests.factories import SCALED, place, submission
 from tests.workers.contexts import attach_worker
@@ -96,9 +96,8 @@ def test_without_an_lms_line_item_the_grade_is_kept_at_once(app, celery_app, sto
 
 def test_sync_grade_records_a_skip_without_a_poster(celery_app, store, sent):
     placed = place(store)
-    sid = submission(store, placed.placement_id, placed.user_id, "x", late=False)
-    claim = submissions.claim(store, sid, 30, utcnow())
-    submissions.fail(store, claim, "boom", utcnow())
+    with store.session() as session:  # as an answer leaves it (a verdict settles its own)
+        grades.needs_sync(session, placed.placement_id, placed.user_id, utcnow())
     assert celery_app.tasks[TaskName.SYNC_GRADE].apply(
         args=[placed.user_id, placed.placement_id]
     ).get() == ("skipped")

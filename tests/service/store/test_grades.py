@@ -5,7 +5,15 @@ from sqlalchemy import select
 
 from core.lesson_scores import LessonScore
 from service.store import grades
-from service.store.models import GradeSync, Placement, QuestionAnswer, Submission, utcnow
+from service.store.models import (
+    GradeSync,
+    Placement,
+    QuestionAnswer,
+    Submission,
+    SubmissionStatus,
+    SyncStatus,
+    utcnow,
+)
 from tests.factories import place
 
 # expert/scaled-dot-product: questions why-scale, scale-scores, steps (1 point each); exercise 5
@@ -25,7 +33,7 @@ def add_answer(session, placed, question_id, earned, late=False):
     )
 
 
-def add_graded(session, placed, score, late=False, status="graded"):
+def add_graded(session, placed, score, late=False, status=SubmissionStatus.GRADED):
     session.add(
         Submission(
             placement_id=placed.placement_id,
@@ -52,7 +60,12 @@ def add_graded(session, placed, score, late=False, status="graded"):
         ([], [(1.0, True)], 0.2, LessonScore(4.0, 8.0)),  # a late pass loses 20%
         ([], [(1.0, True), (1.0, False)], 0.2, LessonScore(5.0, 8.0)),  # the on-time one counts
         ([("why-scale", 1.0, True)], [], 0.5, LessonScore(0.5, 8.0)),  # a late answer too
-        ([], [(None, False, "queued")], None, LessonScore(0.0, 8.0)),  # not graded yet
+        (
+            [],
+            [(None, False, SubmissionStatus.QUEUED)],
+            None,
+            LessonScore(0.0, 8.0),
+        ),  # not graded yet
     ],
     ids=[
         "nothing",
@@ -61,7 +74,7 @@ def add_graded(session, placed, score, late=False, status="graded"):
         "late-run",
         "on-time-beats-late",
         "late-answer",
-        "queued",
+        SubmissionStatus.QUEUED,
     ],
 )
 def test_score(store, catalog, answers, runs, penalty, expected):
@@ -90,13 +103,13 @@ def test_a_sync_settles_only_the_changes_it_saw(store):
     with store.session() as session:  # a grade changes while the first sync posts
         grades.needs_sync(session, placed.placement_id, placed.user_id, now)
     with store.session() as session:
-        grades.settle(session, found.sync_ids, grades.SENT, now, lesson=LessonScore(3, 8))
+        grades.settle(session, found.sync_ids, SyncStatus.SENT, now, lesson=LessonScore(3, 8))
     with store.session() as session:
         rows = session.scalars(select(GradeSync).order_by(GradeSync.id)).all()
         assert [(r.status, r.attempts, r.score_given) for r in rows] == [
-            ("sent", 1, 3.0),
-            ("sent", 1, 3.0),
-            ("pending", 0, None),
+            (SyncStatus.SENT, 1, 3.0),
+            (SyncStatus.SENT, 1, 3.0),
+            (SyncStatus.PENDING, 0, None),
         ]
         assert grades.pending(session, placed.placement_id, placed.user_id).sync_ids == (3,)
 

@@ -8,9 +8,9 @@ from core.compare import LineDiff
 from core.runs import RunStatus
 from core.verdicts import Verdict
 from service.store import grades, submissions
-from service.store.models import Grade, GradeSync, Submission, utcnow
-from service.store.submissions import Claim, Held
-from tests.factories import SCALED, place
+from service.store.models import Grade, GradeSync, Submission, SubmissionStatus, SyncStatus, utcnow
+from service.store.submissions import After, Claim, Held, Next
+from tests.factories import SCALED, place, submission
 
 PASSED = Verdict(RunStatus.PASSED, 1.0, "ok\n", "", 0, 12, "Your output matches.")
 FAILED = Verdict(
@@ -25,7 +25,7 @@ def placed(store):
 
 @pytest.fixture
 def queued(store, placed):
-    return submissions.create(store, placed.placement_id, placed.user_id, "print(1)", late=False)
+    return submission(store, placed.placement_id, placed.user_id, "print(1)", late=False)
 
 
 def row(store, submission_id):
@@ -43,7 +43,7 @@ def test_claim_takes_a_queued_submission_under_a_lease(store, queued):
         "expert/scaled-dot-product",
     )
     saved = row(store, queued)
-    assert saved.status == "running" and saved.lease_token == claim.token
+    assert saved.status == SubmissionStatus.RUNNING and saved.lease_token == claim.token
     assert saved.lease_expires_at == now + timedelta(seconds=30)
 
 
@@ -61,25 +61,31 @@ def test_second_claim(store, queued, later_s, expect):
         assert second.claims == 2 and second.token != first.token
 
 
-def test_finish_saves_the_verdict_and_the_sync_once(store, queued, placed):
+def test_finish_saves_the_verdict_and_the_sync_once(store):
+    # a placement with an LMS line item: a sync task posts the grade
+    placed = place(store, line_item_url="https://lms.example/lineitems/1")
+    queued = submission(store, placed.placement_id, placed.user_id)
     claim = submissions.claim(store, queued, 30, utcnow())
-    assert submissions.finish(store, claim, FAILED, utcnow())
+    assert claim.to_lms is True
+    after = submissions.finish(store, claim, FAILED, utcnow())
+    assert after == After(Next.SYNC_TO_LMS, placed.user_id, placed.placement_id)
     saved = row(store, queued)
     assert (saved.status, saved.run_status, saved.score, saved.gradings) == (
-        "graded",
-        "failed",
+        SubmissionStatus.GRADED,
+        RunStatus.FAILED,
         0.0,
         1,
     )
     assert (saved.diff_line, saved.diff_expected, saved.diff_got) == (1, "ok", "no")
     assert saved.lease_token is None and saved.grader_error is None
-    assert submissions.finish(store, claim, PASSED, utcnow()) is False  # fenced: not running
+    fenced = submissions.finish(store, claim, PASSED, utcnow())  # fenced: not running
+    assert fenced.next is Next.NOTHING and not fenced.saved
     assert row(store, queued).gradings == 1
     assert submissions.claim(store, queued, 30, utcnow()) is None  # graded: nothing to do
     with store.session() as session:
         syncs = session.scalars(select(GradeSync)).all()
     assert [(s.placement_id, s.user_id, s.status) for s in syncs] == [
-        (placed.placement_id, placed.user_id, "pending")
+        (placed.placement_id, placed.user_id, SyncStatus.PENDING)
     ]
 
 
@@ -87,20 +93,24 @@ def test_a_taken_over_lease_cannot_save(store, queued):
     now = utcnow()
     slow = submissions.claim(store, queued, 30, now)
     fast = submissions.claim(store, queued, 30, now + timedelta(seconds=31))
-    assert submissions.finish(store, slow, PASSED, utcnow()) is False
-    assert submissions.finish(store, fast, FAILED, utcnow()) is True
+    assert submissions.finish(store, slow, PASSED, utcnow()).next is Next.NOTHING
+    assert submissions.finish(store, fast, FAILED, utcnow()).next is Next.KEPT  # no LMS
     saved = row(store, queued)
-    assert (saved.run_status, saved.gradings, saved.claims) == ("failed", 1, 2)
+    assert (saved.run_status, saved.gradings, saved.claims) == (RunStatus.FAILED, 1, 2)
 
 
 def test_release_queues_again_and_fail_is_a_visible_error(store, queued):
     claim = submissions.claim(store, queued, 30, utcnow())
     assert submissions.release(store, claim, utcnow())
-    assert row(store, queued).status == "queued"
+    assert row(store, queued).status == SubmissionStatus.QUEUED
     claim = submissions.claim(store, queued, 30, utcnow())
-    assert submissions.fail(store, claim, "GraderError: cgroups are gone", utcnow())
+    assert submissions.fail(store, claim, "GraderError: cgroups are gone", utcnow()).saved
     saved = row(store, queued)
-    assert (saved.status, saved.run_status, saved.score) == ("graded", "error", 0.0)
+    assert (saved.status, saved.run_status, saved.score) == (
+        SubmissionStatus.GRADED,
+        RunStatus.ERROR,
+        0.0,
+    )
     assert saved.grader_error == "GraderError: cgroups are gone"
     assert "our fault" in saved.feedback
 
@@ -126,7 +136,7 @@ def test_claims_race_one_winner(store, queued):
 def test_stuck_finds_late_queued_and_expired_running_once(store, placed):
     now = utcnow()
     ids = [
-        submissions.create(store, placed.placement_id, placed.user_id, f"# {n}", late=False)
+        submission(store, placed.placement_id, placed.user_id, f"# {n}", late=False)
         for n in range(3)
     ]
     submissions.claim(store, ids[1], lease_s=10, now=now)  # running, lease ends at now+10
@@ -139,7 +149,7 @@ def test_stuck_finds_late_queued_and_expired_running_once(store, placed):
 def test_attempts_used_leaves_out_our_own_failures(store, placed, queued):
     claim = submissions.claim(store, queued, 30, utcnow())
     submissions.fail(store, claim, "boom", utcnow())
-    submissions.create(store, placed.placement_id, placed.user_id, "x", late=False)
+    submission(store, placed.placement_id, placed.user_id, "x", late=False)
     with store.session() as session:
         assert submissions.attempts_used(session, placed.placement_id, placed.user_id) == 1
 
@@ -149,7 +159,7 @@ def test_request_regrade_queues_graded_submissions_on_the_bulk_queue(store, plac
     submissions.finish(store, claim, PASSED, utcnow())
     assert submissions.request_regrade(store, placed.placement_id, utcnow()) == [queued]
     saved = row(store, queued)
-    assert (saved.status, saved.queue, saved.regrades) == ("queued", "regrade", 1)
+    assert (saved.status, saved.queue, saved.regrades) == (SubmissionStatus.QUEUED, "regrade", 1)
 
 
 @pytest.mark.parametrize("under_review", [False, True])
@@ -162,11 +172,32 @@ def test_a_score_kept_at_once_waits_while_a_regraded_one_awaits_review(
             grades.needs_sync(session, placed.placement_id, placed.user_id, utcnow(), held=True)
     claim = submissions.claim(store, queued, 30, utcnow())
     assert claim is not None and claim.to_lms is False
-    assert submissions.finish(store, claim, PASSED, utcnow(), lesson=catalog.lesson(SCALED))
+    after = submissions.finish(store, claim, PASSED, utcnow(), lesson=catalog.lesson(SCALED))
+    assert after == After(Next.KEPT, placed.user_id, placed.placement_id)
     with store.session() as session:
         statuses = session.scalars(select(GradeSync.status).order_by(GradeSync.id)).all()
         kept = session.scalars(select(Grade.score_given)).all()
     if under_review:  # nothing kept yet: it all goes out when the teacher sends the regrade
-        assert (statuses, kept) == (["held", "held"], [])
+        assert (statuses, kept) == ([SyncStatus.HELD, SyncStatus.HELD], [])
     else:
-        assert statuses == ["skipped"] and len(kept) == 1
+        assert statuses == [SyncStatus.SKIPPED] and len(kept) == 1
+
+
+@pytest.mark.parametrize("under_review", [False, True])
+def test_without_its_lesson_a_grade_to_no_lms_is_settled_with_the_verdict(
+    store, placed, queued, under_review
+):
+    # the worker's catalog lacks the lesson: no score to keep, and no sync task to follow
+    if under_review:
+        with store.session() as session:
+            grades.needs_sync(session, placed.placement_id, placed.user_id, utcnow(), held=True)
+    claim = submissions.claim(store, queued, 30, utcnow())
+    after = submissions.finish(store, claim, PASSED, utcnow(), lesson=None)
+    assert after == After(Next.KEPT, placed.user_id, placed.placement_id)
+    with store.session() as session:
+        syncs = session.scalars(select(GradeSync).order_by(GradeSync.id)).all()
+    if under_review:  # held with the regraded score, to go out when the teacher sends it
+        assert [s.status for s in syncs] == [SyncStatus.HELD, SyncStatus.HELD]
+    else:
+        assert [(s.status, s.attempts) for s in syncs] == [(SyncStatus.SKIPPED, 1)]
+        assert syncs[0].last_error == grades.missing_lesson(SCALED)

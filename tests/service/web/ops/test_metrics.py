@@ -5,7 +5,7 @@ import pytest
 
 from service.store import submissions
 from service.store.models import utcnow
-from tests.factories import place
+from tests.factories import place, submission
 
 TOKEN = "s3cret-metrics-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -30,9 +30,10 @@ def parse(text):
 
 def test_metrics_count_from_the_database(app, client):
     store = app.extensions["store"]
-    placed = place(store)
-    first = submissions.create(store, placed.placement_id, placed.user_id, "x", late=False)
-    submissions.create(store, placed.placement_id, placed.user_id, "y", late=False)
+    # with an LMS line item: the failed grading's sync stays pending, for a sync task
+    placed = place(store, line_item_url="https://lms.example/lineitems/1")
+    first = submission(store, placed.placement_id, placed.user_id, "x", late=False)
+    submission(store, placed.placement_id, placed.user_id, "y", late=False)
     claim = submissions.claim(store, first, 30, utcnow())
     submissions.fail(store, claim, "boom", utcnow())
     response = client.get("/metrics", headers=AUTH)

@@ -5,9 +5,8 @@ import time
 
 import pytest
 
-from service.store import submissions
 from service.web.student.streams import BUSY_RETRY_MS, Streams, follow, of_process
-from tests.factories import add_student, place
+from tests.factories import add_student, place, submission
 from tests.webserver import Stream, WebServer, seed
 
 QUEUED = {"id": 1, "status": "queued", "verdict": None}
@@ -99,7 +98,7 @@ def test_the_app_counts_a_stream_until_its_response_is_closed(app, client):
     store = app.extensions["store"]
     placed = place(store)
     other = add_student(store, placed, "student-2")
-    mine = submissions.create(store, placed.placement_id, placed.user_id, "print(1)\n", False)
+    mine = submission(store, placed.placement_id, placed.user_id, "print(1)\n", False)
     with client.session_transaction() as session:
         session["user_id"] = placed.user_id
         session["placement_ids"] = [placed.placement_id]
