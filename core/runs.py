@@ -27,7 +27,7 @@ STUDENT_MESSAGES: Mapping[RunStatus, str] = {
     RunStatus.TIMEOUT: "Your program ran out of time ({time_s:g} s). Look for an endless loop.",
     RunStatus.MEMORY_LIMIT: "Your program used more memory than allowed ({memory_mb} MB).",
     RunStatus.OUTPUT_LIMIT: "Your program printed more than allowed ({output_kb} KB).",
-    RunStatus.REJECTED: "Your submission was not run: {reason}",
+    RunStatus.REJECTED: "Your submission was not run. {reason}",
 }
 
 MAX_SOURCE_BYTES = 64 * 1024

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from core.compare import LineDiff, compare
 from core.lessons import Exercise
 from core.runs import (
-    MAX_SOURCE_BYTES,
     RunOutcome,
     RunRequest,
     RunResult,
@@ -16,6 +15,7 @@ from core.runs import (
     Sandbox,
     student_message,
 )
+from core.sources import SourceRefused, check_source
 
 
 @dataclass(frozen=True)
@@ -45,27 +45,14 @@ class Verdict:
         }
 
 
-def check_source(source: bytes) -> str | None:
-    """Return why a submission cannot be run, or None when it may be."""
-    if len(source) > MAX_SOURCE_BYTES:
-        return f"it is larger than {MAX_SOURCE_BYTES // 1024} KiB ({len(source)} bytes)."
-    try:
-        text = source.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return f"it is not UTF-8 text (invalid byte at position {exc.start})."
-    if "\x00" in text:
-        return "it contains a NUL character."
-    return None
-
-
 def grade_source(exercise: Exercise, source: bytes, sandbox: Sandbox) -> Verdict:
     """Grade a submission's bytes as the exercise's entrypoint, running it in `sandbox`."""
-    problem = check_source(source)
-    if problem is not None:
-        rejected = RunResult(outcome=RunOutcome.REJECTED, reason=problem)
-        return judge(exercise, rejected)
+    try:
+        text = check_source(source)
+    except SourceRefused as refused:
+        return judge(exercise, RunResult(outcome=RunOutcome.REJECTED, reason=refused.message))
     request = RunRequest(
-        files=exercise.files_with(source.decode("utf-8")),
+        files=exercise.files_with(text),
         entrypoint=exercise.entrypoint,
         limits=exercise.limits,
     )

@@ -1,0 +1,57 @@
+"""A student's source, checked before anything runs it: its size, UTF-8, no NUL character.
+
+One check for every door a source comes in by (the JSON API, the lesson page's form, the
+CLI, and the grader itself), with one sentence per fault.
+"""
+
+from __future__ import annotations
+
+import enum
+
+from core.runs import MAX_SOURCE_BYTES
+
+
+class Fault(enum.StrEnum):
+    """Why a source is not run; the values are the JSON API's error codes."""
+
+    TOO_LARGE = "too_large"
+    NOT_UTF8 = "not_utf8"
+    NUL_CHARACTER = "nul_character"
+
+
+class SourceRefused(ValueError):
+    """A source that is not run: its fault, and one sentence that says why."""
+
+    def __init__(self, fault: Fault, message: str) -> None:
+        super().__init__(message)
+        self.fault = fault
+        self.message = message
+
+
+def too_large(size: int) -> SourceRefused:
+    """Return the refusal of a source of `size` bytes, over the limit."""
+    limit = MAX_SOURCE_BYTES // 1024
+    return SourceRefused(Fault.TOO_LARGE, f"The code is larger than {limit} KiB ({size} bytes).")
+
+
+def check_text(text: str) -> str:
+    """Return the source's text; raise SourceRefused unless it may be run."""
+    try:
+        raw = text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate, from JSON's \ud800 escapes
+        raise SourceRefused(Fault.NOT_UTF8, "The code is not valid UTF-8 text.") from None
+    return check_source(raw)
+
+
+def check_source(raw: bytes) -> str:
+    """Return the source's text; raise SourceRefused unless it may be run."""
+    if len(raw) > MAX_SOURCE_BYTES:
+        raise too_large(len(raw))
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        message = f"The code is not UTF-8 text (invalid byte at position {exc.start})."
+        raise SourceRefused(Fault.NOT_UTF8, message) from None
+    if "\x00" in text:
+        raise SourceRefused(Fault.NUL_CHARACTER, "The code contains a NUL character.")
+    return text
