@@ -15,13 +15,11 @@ from collections.abc import Iterable
 from flask import Blueprint, Response, abort, current_app, request
 from redis import Redis
 from redis.exceptions import RedisError
-from sqlalchemy import func, select
 from sqlalchemy.exc import SQLAlchemyError
 
 from service.queue import Queue
 from service.store import metrics_reads
 from service.store.database import Store
-from service.store.models import GradeSync, Submission
 
 bp = Blueprint("metrics", __name__)
 LATENCY_BUCKETS_S = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
@@ -52,24 +50,7 @@ def metrics() -> Response:
     lines: list[str] = []
     store: Store = current_app.extensions["store"]
     try:
-        with store.reading() as session:
-            by_status = session.execute(
-                select(Submission.status, func.count()).group_by(Submission.status)
-            ).all()
-            by_outcome = session.execute(
-                select(Submission.run_status, func.count())
-                .where(Submission.run_status.is_not(None))
-                .group_by(Submission.run_status)
-            ).all()
-            syncs = session.execute(
-                select(GradeSync.status, func.count()).group_by(GradeSync.status)
-            ).all()
-            latencies = session.execute(
-                select(Submission.created_at, Submission.graded_at)
-                .where(Submission.graded_at.is_not(None))
-                .order_by(Submission.id.desc())
-                .limit(10_000)
-            ).all()
+        found = metrics_reads.figures(store)
     except SQLAlchemyError:
         lines += _gauge("codeblanks_database_up", "Whether the database answers.", [({}, 0)])
         return _text(lines)
@@ -77,23 +58,22 @@ def metrics() -> Response:
     lines += _gauge(
         "codeblanks_submissions",
         "Submissions by status.",
-        [({"status": status}, count) for status, count in by_status],
+        [({"status": status}, count) for status, count in found.submissions],
     )
     lines += _counter(
         "codeblanks_sandbox_runs_total",
         "Graded runs by outcome.",
-        [({"outcome": outcome}, count) for outcome, count in by_outcome],
+        [({"outcome": outcome}, count) for outcome, count in found.runs],
     )
     lines += _counter(
         "codeblanks_grade_syncs_total",
         "Grade syncs to the LMS by result.",
-        [({"result": status}, count) for status, count in syncs],
+        [({"result": status}, count) for status, count in found.syncs],
     )
-    seconds = [(graded - created).total_seconds() for created, graded in latencies]
     lines += _histogram(
         "codeblanks_grading_latency_seconds",
         "From submission to saved grade (the latest 10,000 graded).",
-        seconds,
+        found.latencies,
     )
     lines += _queue_depths()
     return _text(lines)
