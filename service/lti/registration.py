@@ -9,14 +9,12 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit
 
 import requests
-from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from service.lti.services import AGS_SCOPES, SCOPE_NRPS
 from service.outbound import check_url
-from service.store import registration_tokens
+from service.store import platform_rows, registration_tokens
 from service.store.database import Store
-from service.store.models import Deployment, Platform
 from service.store.registration_tokens import Grant
 
 if TYPE_CHECKING:
@@ -81,55 +79,19 @@ def add_platform(
             raise ValueError(f"the {what} must be 1 to 255 characters")
     if len(name) > 255:
         raise ValueError("the name must be at most 255 characters")
-    wanted = (auth_login_url, auth_token_url, key_set_url, auto_add_deployments)
-    with store.session() as session:
-        platform = session.scalar(
-            select(Platform).where(Platform.issuer == issuer, Platform.client_id == client_id)
-        )
-        if platform is None and only is not None:
-            raise ValueError(
-                f"this registration was to replace platform {only}, but the LMS registered "
-                f"a new client id {client_id!r}; nothing was changed"
-            )
-        if platform is None:
-            platform = Platform(issuer=issuer, client_id=client_id)
-            platform.name = name or urlsplit(issuer).hostname or issuer
-            session.add(platform)
-            replace = True
-        elif only is not None and platform.id != only:
-            raise ValueError(f"this registration may change platform {only} only")
-        current = (
-            platform.auth_login_url,
-            platform.auth_token_url,
-            platform.key_set_url,
-            platform.auto_add_deployments,
-        )
-        if current != wanted and not replace:
-            raise ValueError(
-                f"platform {platform.id} ({platform.name}) is registered already with issuer "
-                f"{issuer!r} and client id {client_id!r}, with other URLs or settings; they "
-                "are kept. To change them, ask for it: `codeblanks platforms add --replace`, "
-                "the admin page's replace box, or a registration URL made with "
-                f"`codeblanks platforms register-url --replace {platform.id}`"
-            )
-        if replace:
-            (
-                platform.auth_login_url,
-                platform.auth_token_url,
-                platform.key_set_url,
-                platform.auto_add_deployments,
-            ) = wanted
-            platform.name = name or platform.name
-        session.flush()
-        known = set(
-            session.scalars(
-                select(Deployment.deployment_id).where(Deployment.platform_id == platform.id)
-            )
-        )
-        for deployment_id in dict.fromkeys(deployment_ids):
-            if deployment_id not in known:
-                session.add(Deployment(platform_id=platform.id, deployment_id=deployment_id))
-        platform_id = platform.id
+    platform_id = platform_rows.save(
+        store,
+        issuer=issuer,
+        client_id=client_id,
+        deployment_ids=deployment_ids,
+        auth_login_url=auth_login_url,
+        auth_token_url=auth_token_url,
+        key_set_url=key_set_url,
+        name=name,
+        auto_add_deployments=auto_add_deployments,
+        replace=replace,
+        only=only,
+    )
     return next(p for p in list_platforms(store) if p.id == platform_id)
 
 
@@ -149,33 +111,25 @@ def registration_url(
 
 def list_platforms(store: Store) -> list[Registered]:
     """Return every registration with its deployments."""
-    with store.session() as session:
-        platforms = list(session.scalars(select(Platform).order_by(Platform.id)))
-        deployments = list(session.scalars(select(Deployment).order_by(Deployment.id)))
     return [
         Registered(
             p.id,
             p.name,
             p.issuer,
             p.client_id,
-            tuple(d.deployment_id for d in deployments if d.platform_id == p.id),
+            deployment_ids,
             p.auth_login_url,
             p.auth_token_url,
             p.key_set_url,
             p.auto_add_deployments,
         )
-        for p in platforms
+        for p, deployment_ids in platform_rows.with_deployments(store)
     ]
 
 
 def remove_platform(store: Store, platform_id: int) -> bool:
     """Delete a registration (and, by cascade, its deployments and data); return if found."""
-    with store.session() as session:
-        platform = session.get(Platform, platform_id)
-        if platform is None:
-            return False
-        session.delete(platform)
-    return True
+    return platform_rows.remove(store, platform_id)
 
 
 def tool_configuration(ctx: LtiContext) -> dict[str, Any]:
@@ -325,9 +279,8 @@ def _replaced(store: Store, grant: Grant, issuer: str) -> int | None:
     """Return the platform a token may replace, checking that it is this LMS's."""
     if grant.replaces_id is None:
         return None
-    with store.session() as session:
-        old = session.get(Platform, grant.replaces_id)
-        old_issuer = old.issuer if old is not None else None
+    old = platform_rows.find(store, grant.replaces_id)
+    old_issuer = old.issuer if old is not None else None
     if old_issuer != issuer:
         raise RegistrationProblem(
             "Another LMS",
