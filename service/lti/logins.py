@@ -17,13 +17,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 
-from sqlalchemy import select, update
-from sqlalchemy.exc import IntegrityError
-
 from service.lti.claims import LaunchProblem
 from service.lti.validation import Login
-from service.store.database import Store, changed
-from service.store.models import Deployment, LtiLogin, Platform, UsedNonce, utcnow
+from service.store import lti_logins, platform_rows
+from service.store.database import Store
+from service.store.models import LtiLogin, Platform, utcnow
 
 # the parameters of an OIDC login initiation (LTI 1.3, 4.1) and how long each may be; a
 # login keeps them to start again in a new window, and nothing else of the request
@@ -68,11 +66,7 @@ def login_params(values: Mapping[str, str]) -> dict[str, str]:
 
 def find_platform(store: Store, issuer: str, client_id: str | None) -> Platform:
     """Return the registration for a login's issuer (and client id, when given)."""
-    with store.session() as session:
-        query = select(Platform).where(Platform.issuer == issuer)
-        if client_id:
-            query = query.where(Platform.client_id == client_id)
-        found = list(session.scalars(query.limit(2)))
+    found = platform_rows.with_issuer(store, issuer, client_id)
     if not found:
         who = f"issuer {issuer!r}" + (f" and client id {client_id!r}" if client_id else "")
         raise LaunchProblem(
@@ -100,26 +94,23 @@ def start(
         browser_token=secrets.token_urlsafe(32),
     )
     now = utcnow()
-    with store.session() as session:
-        session.add(
-            LtiLogin(
-                state=started.state,
-                platform_id=platform.id,
-                nonce=started.nonce,
-                browser_hash=_hash(started.browser_token),
-                storage_target=storage,
-                params=dict(params),
-                created_at=now,
-                expires_at=now + LOGIN_LIFETIME,
-            )
-        )
+    lti_logins.record(
+        store,
+        state=started.state,
+        platform_id=platform.id,
+        nonce=started.nonce,
+        browser_hash=_hash(started.browser_token),
+        storage_target=storage,
+        params=dict(params),
+        created_at=now,
+        expires_at=now + LOGIN_LIFETIME,
+    )
     return started
 
 
 def pending(store: Store, state: str) -> LtiLogin:
     """Return the unused, unexpired login of a state, or raise LaunchProblem."""
-    with store.session() as session:
-        login = session.scalar(select(LtiLogin).where(LtiLogin.state == state))
+    login = lti_logins.by_state(store, state)
     if login is None or login.used_at is not None or login.expires_at < utcnow():
         raise LaunchProblem(
             "Unknown or used state",
@@ -140,15 +131,8 @@ def consume(store: Store, login: LtiLogin, browser_token: str | None) -> Login:
             "that cookies for this tool are allowed, or open the tool in a new window",
             status=403,
         )
-    with store.session() as session:
-        won = changed(
-            session,
-            update(LtiLogin)
-            .where(LtiLogin.id == login.id, LtiLogin.used_at.is_(None))
-            .values(used_at=utcnow()),
-        )
-        platform = session.get(Platform, login.platform_id)
-    if not won or platform is None:
+    platform = lti_logins.use(store, login.id, login.platform_id, utcnow())
+    if platform is None:
         raise LaunchProblem("Unknown or used state", "this login was used already", status=403)
     return Login(
         platform.id, platform.issuer, platform.client_id, platform.key_set_url, login.nonce
@@ -157,32 +141,12 @@ def consume(store: Store, login: LtiLogin, browser_token: str | None) -> Login:
 
 def use_nonce(store: Store, issuer: str, nonce: str) -> bool:
     """Record a nonce as used for an issuer; return False if it was used before."""
-    try:
-        with store.session() as session:
-            session.add(UsedNonce(issuer=issuer, nonce=nonce, expires_at=utcnow() + NONCE_LIFETIME))
-    except IntegrityError:
-        return False
-    return True
+    return lti_logins.use_nonce(store, issuer, nonce, utcnow() + NONCE_LIFETIME)
 
 
 def deployment_known(store: Store, platform_id: int, deployment_id: str) -> bool:
     """Return whether a deployment is registered, adding it if the platform opted in."""
-    with store.session() as session:
-        if session.scalar(
-            select(Deployment.id).where(
-                Deployment.platform_id == platform_id, Deployment.deployment_id == deployment_id
-            )
-        ):
-            return True
-        platform = session.get(Platform, platform_id)
-        if platform is None or not platform.auto_add_deployments:
-            return False
-    try:
-        with store.session() as session:
-            session.add(Deployment(platform_id=platform_id, deployment_id=deployment_id))
-    except IntegrityError:
-        pass  # a concurrent launch added it first
-    return True
+    return platform_rows.knows_deployment(store, platform_id, deployment_id)
 
 
 def _hash(token: str) -> str:
