@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from service.store import placement_rows
 from service.store.models import Placement
 from service.web.auth import SignedIn, current_user
 from service.web.extensions import store
@@ -23,8 +24,7 @@ def placement_teacher(placement_id: int) -> tuple[SignedIn, Placement]:
     user = current_user()
     if user is None:
         raise Refused(401, "not_signed_in", "Open this page from your course to sign in.")
-    with store().reading() as session:
-        placement = session.get(Placement, placement_id)
+    placement = placement_rows.find(store(), placement_id)
     # the same answer for a placement that does not exist and one of another course
     if placement is None or not user.teaches(placement.course_id):
         raise Refused(403, "not_a_teacher", "Only the course's teachers can see this page.")

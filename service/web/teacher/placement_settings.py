@@ -11,10 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from sqlalchemy import update
-
 from core.placements import Reveal
-from service.store.database import Store, changed
+from service.store import placement_rows
+from service.store.database import Store
 from service.store.models import Placement
 
 MAX_ATTEMPTS = 1000
@@ -105,19 +104,15 @@ def parse(form: Mapping[str, str]) -> tuple[PlacementSettings | None, dict[str, 
 
 def save(store: Store, placement_id: int, settings: PlacementSettings) -> None:
     """Store the placement's new settings."""
-    with store.session() as session:
-        changed(
-            session,
-            update(Placement)
-            .where(Placement.id == placement_id)
-            .values(
-                reveal=settings.reveal.value,
-                reveal_after_attempts=settings.reveal_after_attempts,
-                max_attempts=settings.max_attempts,
-                due_at=settings.due_at,
-                late_penalty=settings.late_penalty,
-            ),
-        )
+    placement_rows.save_policy(
+        store,
+        placement_id,
+        reveal=settings.reveal.value,
+        reveal_after_attempts=settings.reveal_after_attempts,
+        max_attempts=settings.max_attempts,
+        due_at=settings.due_at,
+        late_penalty=settings.late_penalty,
+    )
 
 
 def _count(
