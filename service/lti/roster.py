@@ -11,14 +11,15 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from celery import Celery
-from pylti1p3.names_roles import NamesRolesProvisioningService
+from pylti1p3.names_roles import NamesRolesProvisioningService, TMember
 
 from core.errors import GraderError
 from service.lti.services import SCOPE_NRPS, CachingConnector, describe
 from service.queue import RosterMessage, send_roster_read
 from service.store import courses, memberships, roster_reads
 from service.store.database import Store
-from service.store.models import Course, Membership, Platform, User, utcnow
+from service.store.memberships import RosterMember
+from service.store.models import utcnow
 
 TEACHER_ROLES = ("Instructor", "TeachingAssistant", "Administrator", "ContentDeveloper")
 MAX_AGE = timedelta(minutes=5)  # an older roster is read again when a teacher comes by
@@ -55,14 +56,11 @@ def sync_roster(lti: Any, course_id: int) -> RosterSync | None:
     the course (its teacher's pages show it) and raise GraderError; a success clears it.
     """
     store = lti.store
-    with store.session() as session:
-        course = session.get(Course, course_id)
-        if course is None or not course.memberships_url:
-            return None
-        platform = session.get(Platform, course.platform_id)
-        assert platform is not None
-        access = lti.access(platform)
-        url = course.memberships_url
+    source = courses.roster_source(store, course_id)
+    if source is None:
+        return None
+    access = lti.access(source.platform)
+    url = source.memberships_url
     service = NamesRolesProvisioningService(
         CachingConnector(access, lti.tokens, lti.http),
         {"context_memberships_url": url, "service_versions": ["2.0"], "scope": [SCOPE_NRPS]},
@@ -73,39 +71,22 @@ def sync_roster(lti: Any, course_id: int) -> RosterSync | None:
         error = f"the LMS roster could not be read: {describe(exc)}"
         roster_reads.failed(store, course_id, error)
         raise GraderError(error) from exc
-    added = 0
-    now = utcnow()
-    with store.session() as session:
-        users = {
-            u.sub: u for u in session.query(User).filter(User.platform_id == access.platform_id)
-        }
-        memberships = {
-            m.user_id: m
-            for m in session.query(Membership).filter(Membership.course_id == course_id)
-        }
-        for member in members:
-            sub = str(member.get("user_id", ""))[:255]
-            if not sub:
-                continue
-            user = users.get(sub)
-            if user is None:
-                user = User(platform_id=access.platform_id, sub=sub)
-                session.add(user)
-                users[sub] = user
-            user.name = str(member.get("name") or user.name or "")[:255]
-            user.email = str(member.get("email") or user.email or "")[:320]
-            session.flush()
-            roles = [str(r) for r in member.get("roles", [])]
-            teacher = any(r.rsplit("#", 1)[-1] in TEACHER_ROLES for r in roles)
-            active = member.get("status", "Active") == "Active"
-            membership = memberships.get(user.id)
-            if membership is None:
-                membership = Membership(course_id=course_id, user_id=user.id, seen_at=None)
-                session.add(membership)
-                added += 1
-            membership.roles = " ".join(roles)[:2000]
-            membership.teacher = teacher
-            membership.active = active
-            membership.roster_at = now
-        roster_reads.read(session, course_id, now)
+    listed = [found for found in map(_member, members) if found is not None]
+    added = memberships.save_roster(store, course_id, access.platform_id, listed, utcnow())
     return RosterSync(len(members), added)
+
+
+def _member(member: TMember) -> RosterMember | None:
+    """Return an NRPS member as the store keeps it; None if the LMS gave no user id."""
+    sub = str(member.get("user_id", ""))[:255]
+    if not sub:
+        return None
+    roles = [str(r) for r in member.get("roles", [])]
+    return RosterMember(
+        sub=sub,
+        name=str(member.get("name") or ""),
+        email=str(member.get("email") or ""),
+        roles=" ".join(roles)[:2000],
+        teacher=any(r.rsplit("#", 1)[-1] in TEACHER_ROLES for r in roles),
+        active=member.get("status", "Active") == "Active",
+    )
