@@ -6,9 +6,8 @@ from dataclasses import dataclass
 
 from core.lesson_scores import LessonScore
 from core.lessons import Catalog
-from service.store import grades
+from service.store import courses, grades, memberships, placement_rows
 from service.store.database import Store
-from service.store.models import Course, Membership, Placement
 from service.web.auth import SignedIn
 from service.web.student.actions import Refused
 
@@ -40,17 +39,9 @@ def student_listing(
 ) -> CourseListing:
     """List a course's placements for one of its members; Refused for anybody else."""
     with store.reading() as session:
-        course = session.get(Course, course_id)
-        placements = list(
-            session.scalars(
-                select(Placement).where(Placement.course_id == course_id).order_by(Placement.id)
-            )
-        )
-        member = session.scalar(
-            select(Membership.id).where(
-                Membership.course_id == course_id, Membership.user_id == user.user_id
-            )
-        )
+        course = courses.get(session, course_id)
+        placements = placement_rows.of_course(session, course_id)
+        member = memberships.is_member(session, course_id, user.user_id)
         opened = any(user.may_open(p.id) for p in placements)
         if course is None or not (member or opened or user.teaches(course_id)):
             raise Refused(403, "not_a_member", "Open this course from your LMS first.")

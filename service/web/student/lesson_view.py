@@ -14,7 +14,7 @@ from core.lesson_scores import LessonScore
 from core.lessons import Catalog, Lesson
 from core.placements import Closed, Policy
 from core.questions import ChoiceQuestion, MatchQuestion, Question
-from service.store import drafts, grades, submissions
+from service.store import drafts, grades, submissions, work
 from service.store.database import Store
 from service.store.models import Placement, QuestionAnswer, Submission
 from service.web.auth import SignedIn
@@ -67,15 +67,8 @@ def lesson_page(
     """Load the placement's lesson and this user's work on it; Refused when not theirs."""
     with store.reading() as session:
         placement, lesson = student.open_placement(session, catalog, user, placement_id)
-        mine = (QuestionAnswer.placement_id == placement_id, QuestionAnswer.user_id == user.user_id)
-        answers = {a.question_id: a for a in session.scalars(select(QuestionAnswer).where(*mine))}
-        attempts = list(
-            session.scalars(
-                select(Submission)
-                .where(Submission.placement_id == placement_id, Submission.user_id == user.user_id)
-                .order_by(Submission.id.desc())
-            )
-        )
+        answers = {a.question_id: a for a in work.answers(session, placement_id, user.user_id)}
+        attempts = work.submissions(session, placement_id, user.user_id)
         used = submissions.attempts_used(session, placement_id, user.user_id)
         score = grades.score(session, placement, lesson, user.user_id)
     policy = grades.policy_of(placement)

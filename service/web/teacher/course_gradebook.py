@@ -15,15 +15,14 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from celery import Celery
-from sqlalchemy import select
 
 from core.lesson_scores import LessonScore
 from core.lessons import Catalog
 from service.lti.roster import ask_for_read
-from service.store import gradebook, grades, roster_reads
+from service.store import courses, gradebook, grades, memberships, placement_rows, roster_reads
 from service.store.database import Store
 from service.store.gradebook import SyncState
-from service.store.models import Course, Membership, Placement, User
+from service.store.models import User
 from service.web.rendering import points
 
 NO_ROSTER = (
@@ -113,28 +112,17 @@ def build(
 ) -> Gradebook:
     """Return the course's gradebook (or only some of its placements' columns)."""
     with store.reading() as session:
-        course = session.get(Course, course_id)
-        query = select(Placement).where(Placement.course_id == course_id).order_by(Placement.id)
-        if placement_ids is not None:
-            query = query.where(Placement.id.in_(placement_ids))
-        placements = list(session.scalars(query))
+        course = courses.get(session, course_id)
+        placements = placement_rows.of_course(session, course_id, placement_ids)
         ids = [p.id for p in placements]
         work = gradebook.work(session, ids)
         syncs = gradebook.syncs(session, ids)
-        members: list[tuple[User, bool]] = [
-            (user, bool(active))
-            for user, active in session.execute(
-                select(User, Membership.active)
-                .join(Membership, Membership.user_id == User.id)
-                .where(Membership.course_id == course_id, Membership.teacher.is_(False))
-            )
-        ]
+        members: list[tuple[User, bool]] = memberships.students(session, course_id)
         known = {user.id for user, _ in members}
         # work by someone the roster does not list (yet): show it rather than hide it
         strays = {user_id for _, user_id in work} - known
         if strays:
-            extra = session.scalars(select(User).where(User.id.in_(strays)))
-            members += [(user, True) for user in extra]
+            members += [(user, True) for user in memberships.users(session, strays)]
     columns, lessons = [], []
     for placement in placements:
         lesson = catalog.lesson(placement.lesson_id)
@@ -169,10 +157,7 @@ def resend_failed(
     Return the (user, placement) pairs to enqueue; placements of other courses are left alone.
     """
     with store.session() as session:
-        query = select(Placement.id).where(Placement.course_id == course_id)
-        if placement_id is not None:
-            query = query.where(Placement.id == placement_id)
-        ids = list(session.scalars(query))
+        ids = placement_rows.ids_in_course(session, course_id, placement_id)
         return grades.resend_failed(session, ids, user_id, now) if ids else []
 
 

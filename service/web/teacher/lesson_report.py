@@ -5,17 +5,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import func, select
-
 from core.lessons import Catalog, Lesson
-from service.store import regrades
+from service.store import memberships, regrades, work
 from service.store.database import Store
-from service.store.models import Membership, Placement, QuestionAnswer, Submission, User
+from service.store.models import Placement, QuestionAnswer, Submission
 from service.store.regrades import Change, Progress
+from service.store.work import FailingLine
 from service.web.teacher import course_gradebook as course_grades
 from service.web.teacher.course_gradebook import Gradebook
 
 BUCKETS = 10  # 0-9%, 10-19%, ..., 90-100%
+FAILING_LINES = 3  # the commonest first failing lines shown
 
 
 @dataclass(frozen=True)
@@ -25,16 +25,6 @@ class Bucket:
     label: str
     count: int
     share: float  # of the largest band, for the bar's length
-
-
-@dataclass(frozen=True)
-class FailingLine:
-    """A first differing line that failing submissions share."""
-
-    line: int
-    expected: str | None
-    submissions: int
-    students: int
 
 
 @dataclass(frozen=True)
@@ -67,25 +57,7 @@ def report(store: Store, catalog: Catalog, placement: Placement) -> Report:
     book = course_grades.build(store, catalog, placement.course_id, [placement.id])
     scores = [row.cells[0].score for row in book.rows if row.cells and row.cells[0].score]
     with store.reading() as session:
-        failing = [
-            FailingLine(int(line or 0), expected, count, students)
-            for line, expected, count, students in session.execute(
-                select(
-                    Submission.diff_line,
-                    Submission.diff_expected,
-                    func.count(Submission.id),
-                    func.count(func.distinct(Submission.user_id)),
-                )
-                .where(
-                    Submission.placement_id == placement.id,
-                    Submission.status == "graded",
-                    Submission.diff_line.is_not(None),
-                )
-                .group_by(Submission.diff_line, Submission.diff_expected)
-                .order_by(func.count(Submission.id).desc(), Submission.diff_line)
-                .limit(3)
-            )
-        ]
+        failing = work.failing_lines(session, placement.id, FAILING_LINES)
         newest = regrades.latest(session, placement.id)
         progress = regrades.progress(session, newest) if newest else None
         lesson = catalog.lesson(placement.lesson_id)
@@ -130,22 +102,11 @@ def student_work(
 ) -> StudentWork | None:
     """Return a course member's work on the placement, or None if they are not in the course."""
     with store.reading() as session:
-        user = session.get(User, user_id)
-        member = session.scalar(
-            select(Membership.id).where(
-                Membership.course_id == placement.course_id, Membership.user_id == user_id
-            )
-        )
-        mine = (Submission.placement_id == placement.id, Submission.user_id == user_id)
-        work = list(session.scalars(select(Submission).where(*mine).order_by(Submission.id.desc())))
-        if user is None or (member is None and not work):
+        user = memberships.user(session, user_id)
+        member = memberships.is_member(session, placement.course_id, user_id)
+        done = work.submissions(session, placement.id, user_id)
+        if user is None or (not member and not done):
             return None
-        answers = list(
-            session.scalars(
-                select(QuestionAnswer).where(
-                    QuestionAnswer.placement_id == placement.id, QuestionAnswer.user_id == user_id
-                )
-            )
-        )
+        answers = work.answers(session, placement.id, user_id)
     lesson = catalog.lesson(placement.lesson_id)
-    return StudentWork(placement, lesson, user.name or user.sub, work, answers)
+    return StudentWork(placement, lesson, user.name or user.sub, done, answers)
