@@ -111,6 +111,7 @@ def syncs(session: Session, placement_ids: list[int]) -> dict[Pair, SyncState]:
                 Grade.placement_id.in_(placement_ids), Grade.lms_given.is_not(None)
             )
         )
+        if given is not None  # always, by the WHERE; said again for the type checker
     }
     return {
         pair: SyncState(

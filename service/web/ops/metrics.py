@@ -83,6 +83,7 @@ def _queue_depths() -> list[str]:
     client = Redis.from_url(
         current_app.config["SETTINGS"].broker, socket_timeout=0.5, socket_connect_timeout=0.5
     )
+    depths: list[tuple[dict[str, object], float]]
     try:
         depths = [({"queue": q.value}, int(client.llen(q.value))) for q in Queue]
         up = 1
