@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from service.queue import Queue
 from service.store import submissions
 from service.store.database import Store
 from service.store.models import Course, Placement, Platform, User, utcnow
@@ -64,7 +65,7 @@ def submission(
     user_id: int,
     source: str = "print(1)",
     late: bool = False,
-    queue: str = "grade",
+    queue: str = Queue.GRADE,
 ) -> int:
     """Write a queued submission as the submit path does (its store writer); return its id."""
     with store.transaction() as connection:

@@ -17,7 +17,7 @@ from sqlalchemy import func, select
 
 from core.runs import RunRequest
 from service.settings import PREFIX, Settings
-from service.store.models import GradeSync, Submission
+from service.store.models import GradeSync, Submission, SubmissionStatus, SyncStatus
 from service.web import create_app
 from tests.factories import SCALED, Placed, add_student, place
 from tests.servers import REPO, RedisServer, WorkerProcess
@@ -157,7 +157,7 @@ class Pipeline:
         while True:
             with self.store.session() as session:
                 left = session.scalar(
-                    select(func.count(GradeSync.id)).where(GradeSync.status == "pending")
+                    select(func.count(GradeSync.id)).where(GradeSync.status == SyncStatus.PENDING)
                 )
             if not left or time.monotonic() > deadline:
                 return int(left or 0)
@@ -171,7 +171,7 @@ class Pipeline:
                     Submission.status, Submission.gradings, Submission.regrades, Submission.claims
                 ).where(Submission.id.in_(ids))
             ).all()
-        graded = sum(1 for row in rows if row.status == "graded")
+        graded = sum(1 for row in rows if row.status == SubmissionStatus.GRADED)
         return Counts(
             submitted=len(ids),
             graded=graded,

@@ -23,6 +23,7 @@ from core.lessons import Lesson
 from core.placements import Policy
 from core.runs import RunStatus
 from core.verdicts import Verdict
+from service.queue import Queue
 from service.store import grades
 from service.store.database import Store, changed
 from service.store.models import Course, Placement, Regrade, Submission, User
@@ -43,7 +44,7 @@ class Claim:
     lesson_id: str
     placement_id: int
     user_id: int
-    queue: str = "grade"
+    queue: str = Queue.GRADE
     to_lms: bool = True  # the placement's grades go to an LMS (see grades.reaches_lms)
 
 
@@ -191,7 +192,7 @@ def queue_new(
     source: str,
     late: bool,
     now: datetime,
-    queue: str = "grade",
+    queue: str = Queue.GRADE,
 ) -> int:
     """Write a queued submission in the connection's transaction; return its id.
 
@@ -315,7 +316,7 @@ def finish(
 
 def _under_review(connection: Connection, held: Claim) -> bool:
     """Return whether the grading belongs to a teacher's regrade not sent to the LMS yet."""
-    if held.queue != "regrade":  # only a teacher's bulk regrade runs on that queue
+    if held.queue != Queue.REGRADE:  # only a teacher's bulk regrade runs on that queue
         return False
     open_regrade = select(Regrade.id).where(
         Regrade.placement_id == held.placement_id, Regrade.sent_at.is_(None)
@@ -438,7 +439,7 @@ def queue_again(session: Session, placement_id: int, now: datetime) -> list[int]
             .where(Submission.id.in_(ids), Submission.status == Status.GRADED)
             .values(
                 status=Status.QUEUED,
-                queue="regrade",
+                queue=Queue.REGRADE,
                 enqueued_at=now,
                 regrades=Submission.regrades + 1,
             ),

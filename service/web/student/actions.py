@@ -12,17 +12,16 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from celery import Celery
-from sqlalchemy import Connection, bindparam, func, insert, select
-from sqlalchemy.orm import Session
 
 from core.lessons import Catalog, Lesson
 from core.placements import Closure, Reveal
 from core.questions import AnswerError, score_answer
+from core.sources import Fault, SourceRefused
 from service.queue import GradeMessage, send_grade
 from service.settings import Settings
-from service.store import drafts, grades, submissions
+from service.store import answers, drafts, grades, placement_rows, submissions
 from service.store.database import Store
-from service.store.models import Placement, QuestionAnswer, Submission, User
+from service.store.models import Placement, Submission, SubmissionStatus
 from service.web.auth import SignedIn
 
 
@@ -37,6 +36,12 @@ class Refused(Exception):
         self.error = error
         self.message = message
         self.retry_after = retry_after
+
+
+def refusal(refused: SourceRefused) -> Refused:
+    """Return the refusal of a source that may not be run: 413 when too large, else 400."""
+    status = 413 if refused.fault is Fault.TOO_LARGE else 400
+    return Refused(status, refused.fault.value, refused.message)
 
 
 @dataclass(frozen=True)
@@ -66,33 +71,6 @@ class Submitted:
     submission_id: int
 
 
-# The statements of every submission, built once with bound parameters: building a
-# statement costs more CPU than SQLite takes to run it.
-_SUBMITTING = select(
-    Placement.lesson_id,
-    Placement.reveal,
-    Placement.reveal_after_attempts,
-    Placement.max_attempts,
-    Placement.due_at,
-    Placement.late_penalty,
-).where(Placement.id == bindparam("placement"))
-_RECENT = select(func.count(Submission.id), func.min(Submission.created_at)).where(
-    Submission.user_id == bindparam("user"), Submission.created_at > bindparam("since")
-)
-_QUEUED = (
-    insert(Submission)
-    .values(
-        placement_id=bindparam("placement"),
-        user_id=bindparam("user"),
-        source=bindparam("code"),
-        late=bindparam("is_late"),
-        created_at=bindparam("now"),
-        enqueued_at=bindparam("now"),
-    )
-    .returning(Submission.id)
-)
-
-
 def submit(
     store: Store,
     catalog: Catalog,
@@ -106,18 +84,17 @@ def submit(
     if not user.may_open(placement_id):
         raise Refused(403, "not_launched", "Open this lesson from your course first.")
     with store.transaction() as connection:
-        placement = connection.execute(_SUBMITTING, {"placement": placement_id}).first()
-        if placement is None:
+        found = submissions.submitting(connection, placement_id)
+        if found is None:
             raise Refused(404, "unknown_placement", "There is no such lesson placement.")
-        lesson = _lesson(catalog, placement.lesson_id)
+        lesson_id, policy = found
+        lesson = _lesson(catalog, lesson_id)
         if lesson.exercise is None:
             raise Refused(404, "no_exercise", "This lesson has no exercise to submit code to.")
-        if not store.is_sqlite:
-            # one student's submissions are taken one at a time, so that two at once cannot
-            # both use the last attempt (SQLite's transactions are serial already)
-            connection.execute(select(User.id).where(User.id == user.user_id).with_for_update())
-        _check_rate(connection, user.user_id, now, settings)
-        policy = grades.policy_of(placement)
+        submissions.lock_author(connection, user.user_id)
+        since = now - timedelta(seconds=settings.submit_window_s)
+        count, oldest = submissions.recent(connection, user.user_id, since)
+        _check_rate(count, oldest, since, settings)
         used = None  # without a limit (or a reveal that counts them), attempts need no counting
         if policy.max_attempts is not None or policy.reveal is Reveal.AFTER_ATTEMPTS:
             used = submissions.attempts_used(connection, placement_id, user.user_id)
@@ -130,13 +107,11 @@ def submit(
         if closed is not None:
             status = 403 if closed.closure is Closure.PAST_DUE else 409
             raise Refused(status, closed.closure.value, closed.message)
-        row = {"placement": placement_id, "user": user.user_id, "now": now}
-        created = connection.execute(
-            _QUEUED, {**row, "code": source, "is_late": policy.is_late(now)}
-        )
+        late = policy.is_late(now)
+        created = submissions.queue_new(connection, placement_id, user.user_id, source, late, now)
         # nothing goes to the LMS yet: a score posted now could only repeat the one it holds
         # (Moodle blanks a Pending one), and would push the graded score a second later
-        return Submitted(int(created.scalar_one()))
+        return Submitted(created)
 
 
 def send_to_grading(celery_app: Celery, sent: Submitted) -> None:
@@ -155,41 +130,31 @@ def answer(
     now: datetime,
 ) -> Scored:
     """Score an answer at once and keep it; the first answer to a question counts."""
-    with store.session() as session:
-        placement, lesson = open_placement(session, catalog, user, placement_id)
-        question = lesson.question(question_id)
-        if question is None:
-            raise Refused(404, "unknown_question", f"This lesson has no question {question_id!r}.")
-        policy = grades.policy_of(placement)
-        closed = policy.closed(now)
-        if closed is not None:
-            raise Refused(403, closed.closure.value, closed.message)
-        try:
-            result = score_answer(question, given)
-        except AnswerError as exc:
-            raise Refused(400, "malformed_answer", f"The answer does not fit: {exc}.") from None
-        earlier = session.scalar(
-            select(QuestionAnswer).where(
-                QuestionAnswer.placement_id == placement.id,
-                QuestionAnswer.user_id == user.user_id,
-                QuestionAnswer.question_id == question.id,
-            )
-        )
-        if earlier is not None:
-            raise Refused(409, "already_answered", "You have answered this question already.")
-        session.add(
-            QuestionAnswer(
-                placement_id=placement.id,
-                user_id=user.user_id,
-                question_id=question.id,
-                answer=given,
-                earned=result.earned,
-                possible=result.possible,
-                late=policy.is_late(now),
-                created_at=now,
-            )
-        )
-        grades.needs_sync(session, placement.id, user.user_id, now)
+    placement, lesson = open_placement(store, catalog, user, placement_id)
+    question = lesson.question(question_id)
+    if question is None:
+        raise Refused(404, "unknown_question", f"This lesson has no question {question_id!r}.")
+    policy = grades.policy_of(placement)
+    closed = policy.closed(now)
+    if closed is not None:
+        raise Refused(403, closed.closure.value, closed.message)
+    try:
+        result = score_answer(question, given)
+    except AnswerError as exc:
+        raise Refused(400, "malformed_answer", f"The answer does not fit: {exc}.") from None
+    kept = answers.record(
+        store,
+        placement.id,
+        user.user_id,
+        question.id,
+        given,
+        result.earned,
+        result.possible,
+        policy.is_late(now),
+        now,
+    )
+    if not kept:
+        raise Refused(409, "already_answered", "You have answered this question already.")
     return Scored(question.id, result.earned, result.possible, question.explanation)
 
 
@@ -202,23 +167,21 @@ def save_draft(
     now: datetime,
 ) -> None:
     """Keep the student's newest unsubmitted code for the placement's exercise."""
-    with store.reading() as session:
-        open_placement(session, catalog, user, placement_id)
+    open_placement(store, catalog, user, placement_id)
     drafts.save(store, placement_id, user.user_id, source, now)
 
 
 def status_of(store: Store, user: SignedIn, submission_id: int) -> dict[str, Any]:
     """Return the submission's status and, once graded, its verdict; only to its author."""
-    with store.reading() as session:
-        submission = session.get(Submission, submission_id)
-        if submission is None or submission.user_id != user.user_id:
-            raise Refused(404, "unknown_submission", "There is no such submission of yours.")
-        return describe(submission)
+    submission = submissions.get(store, submission_id)
+    if submission is None or submission.user_id != user.user_id:
+        raise Refused(404, "unknown_submission", "There is no such submission of yours.")
+    return describe(submission)
 
 
 def describe(submission: Submission) -> dict[str, Any]:
     """Return a submission as the JSON API shows it."""
-    graded = submission.status == submissions.GRADED
+    graded = submission.status == SubmissionStatus.GRADED
     verdict = None
     if graded:
         difference = None
@@ -252,13 +215,13 @@ def describe(submission: Submission) -> dict[str, Any]:
 
 
 def open_placement(
-    session: Session, catalog: Catalog, user: SignedIn, placement_id: int
+    store: Store, catalog: Catalog, user: SignedIn, placement_id: int
 ) -> tuple[Placement, Lesson]:
     """Return the placement and its lesson, if the user's launches opened it."""
     # the launch check first: whether a placement exists is nobody else's business
     if not user.may_open(placement_id):
         raise Refused(403, "not_launched", "Open this lesson from your course first.")
-    placement = session.get(Placement, placement_id)
+    placement = placement_rows.find(store, placement_id)
     if placement is None:
         raise Refused(404, "unknown_placement", "There is no such lesson placement.")
     return placement, _lesson(catalog, placement.lesson_id)
@@ -271,10 +234,8 @@ def _lesson(catalog: Catalog, lesson_id: str) -> Lesson:
     return lesson
 
 
-def _check_rate(connection: Connection, user_id: int, now: datetime, settings: Settings) -> None:
-    since = now - timedelta(seconds=settings.submit_window_s)
-    count, oldest = connection.execute(_RECENT, {"user": user_id, "since": since}).one()
-    if count >= settings.submit_rate:
+def _check_rate(count: int, oldest: datetime | None, since: datetime, settings: Settings) -> None:
+    if count >= settings.submit_rate and oldest is not None:
         wait = math.ceil((oldest - since).total_seconds()) or 1
         raise Refused(
             429,

@@ -8,14 +8,14 @@ from typing import Any
 from flask import Blueprint, Response, current_app, jsonify, request, url_for
 from sqlalchemy.exc import DBAPIError
 
-from core.runs import MAX_SOURCE_BYTES
+from core.sources import SourceRefused, check_source, check_text
 from service.queue import SyncMessage, send_sync
 from service.store.database import Store
-from service.store.models import utcnow
+from service.store.models import SubmissionStatus, utcnow
 from service.web import extensions as context
 from service.web.auth import HEADER, SignedIn, current_user
 from service.web.student import actions as student
-from service.web.student.actions import Refused
+from service.web.student.actions import Refused, refusal
 from service.web.student.streams import follow, of_process
 
 bp = Blueprint("api", __name__, url_prefix="/api")
@@ -49,7 +49,12 @@ def submit(placement_id: int) -> tuple[Response, int, dict[str, str]]:
     student.send_to_grading(current_app.extensions["celery"], submitted)
     submission_id = submitted.submission_id
     url = url_for("api.submission", submission_id=submission_id)
-    body = {"id": submission_id, "status": "queued", "url": url, "events": f"{url}/events"}
+    body = {
+        "id": submission_id,
+        "status": SubmissionStatus.QUEUED.value,
+        "url": url,
+        "events": f"{url}/events",
+    }
     return jsonify(body), 202, {"Location": url}
 
 
@@ -102,28 +107,15 @@ def answer(placement_id: int) -> tuple[Response, int]:
 
 def _source() -> str:
     """Return the submitted code: a JSON {"source": ...} body, or the raw body as text."""
-    if request.is_json:
-        source = _json_body().get("source")
-        if not isinstance(source, str):
-            raise Refused(400, "bad_request", 'Send {"source": "<your code>"}.')
-        try:
-            raw = source.encode("utf-8")
-        except UnicodeEncodeError:
-            raise Refused(400, "not_utf8", "The code is not valid UTF-8 text.") from None
-    else:
-        raw = request.get_data(cache=False)
-    if len(raw) > MAX_SOURCE_BYTES:
-        limit = MAX_SOURCE_BYTES // 1024
-        raise Refused(413, "too_large", f"The code is larger than {limit} KiB ({len(raw)} bytes).")
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise Refused(
-            400, "not_utf8", f"The code is not UTF-8 text (invalid byte at {exc.start})."
-        ) from None
-    if "\x00" in text:
-        raise Refused(400, "nul_character", "The code contains a NUL character.")
-    return text
+        if request.is_json:
+            source = _json_body().get("source")
+            if not isinstance(source, str):
+                raise Refused(400, "bad_request", 'Send {"source": "<your code>"}.')
+            return check_text(source)
+        return check_source(request.get_data(cache=False))
+    except SourceRefused as refused:
+        raise refusal(refused) from None
 
 
 def _json_body() -> dict[str, Any]:

@@ -65,8 +65,8 @@ def lesson_page(
     store: Store, catalog: Catalog, user: SignedIn, placement_id: int, now: datetime
 ) -> LessonPage:
     """Load the placement's lesson and this user's work on it; Refused when not theirs."""
+    placement, lesson = student.open_placement(store, catalog, user, placement_id)
     with store.reading() as session:
-        placement, lesson = student.open_placement(session, catalog, user, placement_id)
         answers = {a.question_id: a for a in work.answers(session, placement_id, user.user_id)}
         attempts = work.submissions(session, placement_id, user.user_id)
         used = submissions.attempts_used(session, placement_id, user.user_id)
@@ -100,8 +100,7 @@ def answer_by_form(
     now: datetime,
 ) -> student.Scored:
     """Score a question's answer sent by a plain form, as the JSON API would."""
-    with store.reading() as session:
-        _placement, lesson = student.open_placement(session, catalog, user, placement_id)
+    _placement, lesson = student.open_placement(store, catalog, user, placement_id)
     question_id = form.get("question_id", "")
     question = lesson.question(question_id)
     given = answer_from_form(question, form) if question else None

@@ -9,7 +9,7 @@ from __future__ import annotations
 from flask import Blueprint, current_app, jsonify, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 
-from core.runs import MAX_SOURCE_BYTES
+from core.sources import SourceRefused, check_text
 from service.queue import SyncMessage, send_sync
 from service.store.models import utcnow
 from service.web import csrf
@@ -80,11 +80,10 @@ def course(course_id: int) -> str:
 def _form_source() -> str:
     # browsers send a textarea's lines with CRLF ends
     source = request.form.get("source", "").replace("\r\n", "\n")
-    if len(source.encode()) > MAX_SOURCE_BYTES:
-        raise Refused(413, "too_large", f"The code is larger than {MAX_SOURCE_BYTES // 1024} KiB.")
-    if "\x00" in source:
-        raise Refused(400, "nul_character", "The code contains a NUL character.")
-    return source
+    try:
+        return check_text(source)
+    except SourceRefused as refused:
+        raise student.refusal(refused) from None
 
 
 def _back(placement_id: int, anchor: str) -> ResponseReturnValue:
