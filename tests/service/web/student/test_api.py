@@ -79,7 +79,7 @@ def test_submit_commits_then_enqueues_by_name(client, student, sent, store):
     body = response.get_json()
     assert body["status"] == "queued"
     assert body["url"] == f"/api/submissions/{body['id']}" == response.headers["Location"]
-    assert sent == [("codeblanks.grade_submission", [body["id"]], {}, True)]
+    assert sent == [("codeblanks.grade_submission", [body["id"]], {"queue": "grade"}, True)]
     with store.session() as session:
         row = session.get(Submission, body["id"])
         assert (row.status, row.source, row.user_id) == ("queued", SOURCE, student.user_id)
@@ -322,7 +322,7 @@ def test_answers_are_scored_at_once(client, student, sent, question_id, given, s
         assert response.get_json()["earned"] == earned
         assert response.get_json()["explanation"]
         assert sent == [
-            ("codeblanks.sync_grade", [student.user_id, student.placement_id], {}, None)
+            ("codeblanks.sync_grade", [student.user_id, student.placement_id], {"queue": "sync"}, None)
         ]
     else:
         assert sent == []
