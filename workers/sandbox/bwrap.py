@@ -39,7 +39,7 @@ from core.errors import GraderError
 from core.runs import Limits, RunOutcome, RunRequest, RunResult
 from workers.sandbox import cgroups, memfd, scratch
 from workers.sandbox.capture import capture
-from workers.sandbox.outcomes import memory_error
+from workers.sandbox.outcomes import Ending, classify
 from workers.sandbox.runtime import PYTHON, Runtime
 from workers.sandbox.zygote import seccomp
 
@@ -319,15 +319,16 @@ class BwrapSandbox:
                 peak_memory_kb=usage.peak_bytes // 1024,
             )
 
-        if out.over_budget:
-            return result(RunOutcome.OUTPUT_LIMIT)
-        signalled = _signal_of(code)
-        if usage.oom_killed or memory_error(code, stderr):
-            return result(RunOutcome.MEMORY_LIMIT)
-        cpu_out = usage.cpu_s >= limits.time_s or signalled == signal.SIGXCPU
-        if out.timed_out or cpu_out:
-            return result(RunOutcome.TIMEOUT)
-        return result(RunOutcome.EXITED)
+        ending = Ending(
+            over_output=out.over_budget,
+            oom_killed=usage.oom_killed,
+            timed_out=out.timed_out,
+            cpu_s=usage.cpu_s,
+            exit_code=code,
+            signal=_signal_of(code),
+            stderr=stderr,
+        )
+        return result(classify(ending, limits))
 
     def _args(self, space: scratch.Scratch, launcher: _Launcher) -> list[str]:
         """Return bwrap's options, which it reads from the control pipe (the command follows)."""

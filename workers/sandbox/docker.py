@@ -38,7 +38,7 @@ from core.errors import GraderError
 from core.runs import RunOutcome, RunRequest, RunResult
 from workers.sandbox import cgroups, docker_entry, memfd
 from workers.sandbox.capture import capture
-from workers.sandbox.outcomes import memory_error
+from workers.sandbox.outcomes import Ending, classify
 from workers.sandbox.zygote import seccomp
 
 DEFAULT_IMAGE = "codeblanks-runner:latest"
@@ -207,23 +207,24 @@ class DockerSandbox:
         oom_killed, code = self._state(name)
         stdout, stderr = bytes(out.stdout[:budget]), bytes(out.stderr[:budget])
 
-        def result(outcome: RunOutcome) -> RunResult:
-            return RunResult(
-                outcome,
-                stdout,
-                stderr,
-                code if outcome is RunOutcome.EXITED else None,
-                code - 128 if code > 128 else None,  # tini reports a signal as 128 + number
-                duration_ms,
-            )
-
-        if out.over_budget:
-            return result(RunOutcome.OUTPUT_LIMIT)
-        if oom_killed or memory_error(code, stderr):
-            return result(RunOutcome.MEMORY_LIMIT)
-        if out.timed_out or code - 128 == signal.SIGXCPU:
-            return result(RunOutcome.TIMEOUT)
-        return result(RunOutcome.EXITED)
+        signalled = code - 128 if code > 128 else None  # tini reports a signal as 128 + number
+        ending = Ending(
+            over_output=out.over_budget,
+            oom_killed=oom_killed,
+            timed_out=out.timed_out,
+            exit_code=code,
+            signal=signalled,
+            stderr=stderr,
+        )
+        outcome = classify(ending, limits)
+        return RunResult(
+            outcome,
+            stdout,
+            stderr,
+            code if outcome is RunOutcome.EXITED else None,
+            signalled,
+            duration_ms,
+        )
 
     def _stop(self, name: str, proc: subprocess.Popen[bytes]) -> None:
         """Kill the container; the CLI goes first, or its unread output would stall the kill."""

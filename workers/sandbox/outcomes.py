@@ -1,6 +1,43 @@
-"""Signs, shared by the backends, of how a sandboxed program ended."""
+"""How a sandboxed run ended, decided once for every backend from the facts each one knows.
+
+The order is the rule: a run that printed past its limit ended by output, whatever else
+happened while it was being killed; then memory (the kernel's OOM kill, or Python's
+MemoryError under the address-space limit); then time (the wall-clock deadline, the CPU
+time spent, or the CPU rlimit's SIGXCPU); else it exited on its own.
+"""
 
 from __future__ import annotations
+
+import signal
+from dataclasses import dataclass
+
+from core.runs import Limits, RunOutcome
+
+
+@dataclass(frozen=True)
+class Ending:
+    """What a backend knows of how a run ended."""
+
+    over_output: bool = False  # it printed past the output limit
+    oom_killed: bool = False  # the cgroup (or Docker) killed it for memory
+    timed_out: bool = False  # it was still running at its wall-clock deadline
+    cpu_s: float | None = None  # the CPU time it used, where the backend measures it
+    exit_code: int | None = None  # None when no status was reported (it was killed first)
+    signal: int | None = None  # the signal that ended it
+    stderr: bytes = b""
+
+
+def classify(ending: Ending, limits: Limits) -> RunOutcome:
+    """Return how the run ended, in the one order every backend follows."""
+    if ending.over_output:
+        return RunOutcome.OUTPUT_LIMIT
+    code = ending.exit_code
+    if ending.oom_killed or (code is not None and memory_error(code, ending.stderr)):
+        return RunOutcome.MEMORY_LIMIT
+    cpu_out = ending.cpu_s is not None and ending.cpu_s >= limits.time_s
+    if ending.timed_out or cpu_out or ending.signal == signal.SIGXCPU:
+        return RunOutcome.TIMEOUT
+    return RunOutcome.EXITED
 
 
 def memory_error(code: int, stderr: bytes) -> bool:

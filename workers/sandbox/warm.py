@@ -22,7 +22,6 @@ import contextlib
 import logging
 import os
 import shutil
-import signal
 import threading
 import time
 import weakref
@@ -33,7 +32,7 @@ from core.errors import GraderError
 from core.runs import Limits, RunOutcome, RunRequest, RunResult, Sandbox
 from workers.sandbox import cgroups, scratch
 from workers.sandbox.armed import Execution
-from workers.sandbox.outcomes import memory_error
+from workers.sandbox.outcomes import Ending, classify
 from workers.sandbox.runtime import Runtime
 from workers.sandbox.slot import ARMED_AHEAD, Slot, install_zygote, sweep_orphans
 
@@ -291,15 +290,21 @@ def _result(limits: Limits, execution: Execution) -> tuple[RunResult, bool]:
             peak_memory_kb=usage.peak_bytes // 1024,
         )
 
-    if out.over_budget:
-        return result(RunOutcome.OUTPUT_LIMIT), False
-    if usage.oom_killed or (code is not None and memory_error(code, stderr)):
-        return result(RunOutcome.MEMORY_LIMIT), False
-    if out.timed_out or usage.cpu_s >= limits.time_s or signalled == signal.SIGXCPU:
-        return result(RunOutcome.TIMEOUT), False
+    ending = Ending(
+        over_output=out.over_budget,
+        oom_killed=usage.oom_killed,
+        timed_out=out.timed_out,
+        cpu_s=usage.cpu_s,
+        exit_code=code,
+        signal=signalled,
+        stderr=stderr,
+    )
+    outcome = classify(ending, limits)
+    if outcome is not RunOutcome.EXITED:
+        return result(outcome), False
     if code is None:
         raise GraderError("the warm run ended without its supervisor's report")
-    return result(RunOutcome.EXITED), signalled is None
+    return result(outcome), signalled is None
 
 
 def _discard_all(keepers: list[_Keeper], stop: threading.Event) -> None:
