@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from celery import Celery
 from pylti1p3.names_roles import NamesRolesProvisioningService, TMember
@@ -63,7 +63,10 @@ def sync_roster(lti: Any, course_id: int) -> RosterSync | None:
     url = source.memberships_url
     service = NamesRolesProvisioningService(
         CachingConnector(access, lti.tokens, lti.http),
-        {"context_memberships_url": url, "service_versions": ["2.0"], "scope": [SCOPE_NRPS]},
+        cast(
+            Any,
+            {"context_memberships_url": url, "service_versions": ["2.0"], "scope": [SCOPE_NRPS]},
+        ),
     )
     try:
         members = service.get_members()
