@@ -322,7 +322,12 @@ def test_answers_are_scored_at_once(client, student, sent, question_id, given, s
         assert response.get_json()["earned"] == earned
         assert response.get_json()["explanation"]
         assert sent == [
-            ("codeblanks.sync_grade", [student.user_id, student.placement_id], {"queue": "sync"}, None)
+            (
+                "codeblanks.sync_grade",
+                [student.user_id, student.placement_id],
+                {"queue": "sync"},
+                None,
+            )
         ]
     else:
         assert sent == []
