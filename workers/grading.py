@@ -23,7 +23,7 @@ from service.settings import Settings
 from service.store import submissions
 from service.store.database import Store
 from service.store.models import utcnow
-from service.store.submissions import After, Claim, Held, Next
+from service.store.submissions import After, Claim, Held
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -51,20 +51,6 @@ class Graded:
     after: After | None = None  # GRADED and GAVE_UP only
 
     # What workers.tasks read before `after`; kept until it reads `after` itself.
-    @property
-    def sync(self) -> tuple[int, int] | None:
-        """Return (user id, placement id) of a saved verdict's grade."""
-        return None if self.after is None else (self.after.user_id, self.after.placement_id)
-
-    @property
-    def to_lms(self) -> bool:
-        """Return whether a sync task must post the grade."""
-        return self.after is not None and self.after.next is Next.SYNC_TO_LMS
-
-    @property
-    def kept(self) -> bool:
-        """Return whether the grade's sync was settled with the verdict: nothing follows."""
-        return self.after is not None and self.after.next is Next.KEPT
 
 
 def grade_stored(

@@ -17,6 +17,7 @@ from core.errors import GraderError
 from service import logs
 from service.lti.roster import sync_roster
 from service.queue import SyncMessage, TaskName, send_grade, send_sync
+from service.store.submissions import Next
 from workers.context import WorkerContext
 from workers.grading import Outcome, grade_stored
 from workers.sweep import sweep as find_stuck
@@ -51,14 +52,9 @@ def grade_submission(self: Task, submission_id: int) -> str:
         _retry(self, backoff(self.request.retries + 1), exc)
     if graded.outcome in (Outcome.HELD, Outcome.RETRY):
         _retry(self, graded.retry_in_s)
-    if graded.sync is not None and not graded.kept:
-        user_id, placement_id = graded.sync
-        if graded.to_lms:
-            send_sync(self.app, SyncMessage(user_id, placement_id))
-        else:
-            # nowhere to post, and not kept with the verdict (the lesson is missing here):
-            # record it now rather than send a message whose task could only do the same
-            post_grade(ctx.store, ctx.catalog, None, user_id, placement_id, 1)
+    after = graded.after  # decided by the store as it saved the verdict
+    if after is not None and after.next is Next.SYNC_TO_LMS:
+        send_sync(self.app, SyncMessage(after.user_id, after.placement_id))
     return graded.outcome.value
 
 
