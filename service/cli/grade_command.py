@@ -11,6 +11,7 @@ import click
 
 from core.errors import GraderError, LessonError
 from core.lessons import Lesson, load_lesson
+from core.sources import Fault, SourceRefused, check_source
 from core.verdicts import Verdict, grade_source
 from service.cli.command_context import Context
 from workers.sandbox import BACKENDS
@@ -38,9 +39,10 @@ def grade(
     except OSError as exc:
         _fail(f"{submission_file}: cannot be read ({exc.strerror})")
     try:
-        source.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        _fail(f"{submission_file}: is not UTF-8 text (invalid byte at position {exc.start})")
+        check_source(source)
+    except SourceRefused as refused:  # too large or a NUL: a `rejected` verdict, as the API's
+        if refused.fault is Fault.NOT_UTF8:  # not a text file at all: a usage error
+            _fail(f"{submission_file}: {refused.message}")
     try:
         verdict = grade_source(lesson.exercise, source, obj.sandbox(backend))
     except GraderError as exc:
