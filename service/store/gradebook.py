@@ -15,7 +15,14 @@ from sqlalchemy.orm import Session
 
 from core.lesson_scores import LessonScore, lesson_score
 from core.lessons import Lesson
-from service.store.models import Grade, GradeSync, Placement, QuestionAnswer, Submission
+from service.store.models import (
+    Grade,
+    GradeSync,
+    Placement,
+    QuestionAnswer,
+    Submission,
+    SubmissionStatus,
+)
 
 Pair = tuple[int, int]  # (placement id, user id)
 
@@ -74,7 +81,7 @@ def work(session: Session, placement_ids: list[int]) -> dict[Pair, Work]:
         one = found[(placement_id, user_id)]
         one.answers[question_id] = float(earned)
         one.saw(created_at)
-    graded = Submission.status == "graded"
+    graded = Submission.status == SubmissionStatus.GRADED
     late_score = case((Submission.late, Submission.score * (1 - penalty)), else_=Submission.score)
     runs = session.execute(
         select(

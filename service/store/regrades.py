@@ -17,7 +17,14 @@ from sqlalchemy.orm import Session
 from core.lesson_scores import LessonScore
 from core.lessons import Lesson
 from service.store import grades, submissions
-from service.store.models import Placement, Regrade, RegradeScore, Submission, User
+from service.store.models import (
+    Placement,
+    Regrade,
+    RegradeScore,
+    Submission,
+    SubmissionStatus,
+    User,
+)
 
 
 class RegradeProblem(Exception):
@@ -68,7 +75,7 @@ def start(
             session.scalars(
                 select(Submission.user_id).where(
                     Submission.placement_id == placement.id,
-                    Submission.status == submissions.GRADED,
+                    Submission.status == SubmissionStatus.GRADED,
                 )
             )
         )
@@ -114,7 +121,7 @@ def progress(session: Session, regrade: Regrade) -> Progress:
     done = session.scalar(
         select(func.count(Submission.id)).where(
             Submission.id.in_(ids),
-            Submission.status == submissions.GRADED,
+            Submission.status == SubmissionStatus.GRADED,
             Submission.graded_at >= regrade.started_at,
         )
     )
@@ -129,7 +136,7 @@ def changes(
         session.scalars(
             select(Submission.user_id).where(
                 Submission.id.in_([int(i) for i in regrade.submission_ids]),
-                Submission.status != submissions.GRADED,
+                Submission.status != SubmissionStatus.GRADED,
             )
         )
     )

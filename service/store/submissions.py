@@ -29,9 +29,6 @@ from service.store.database import Store, changed
 from service.store.models import Course, Placement, Regrade, Submission, User
 from service.store.models import SubmissionStatus as Status
 
-# the names other modules know these by; the values are Status's
-QUEUED, RUNNING, GRADED = Status.QUEUED, Status.RUNNING, Status.GRADED
-
 
 @dataclass(frozen=True)
 class Claim:

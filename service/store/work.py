@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from service.store.models import QuestionAnswer, Submission
+from service.store.models import QuestionAnswer, Submission, SubmissionStatus
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ def failing_lines(session: Session, placement_id: int, limit: int) -> list[Faili
             )
             .where(
                 Submission.placement_id == placement_id,
-                Submission.status == "graded",
+                Submission.status == SubmissionStatus.GRADED,
                 Submission.diff_line.is_not(None),
             )
             .group_by(Submission.diff_line, Submission.diff_expected)

@@ -14,9 +14,10 @@ from core.lesson_scores import LessonScore
 from core.lessons import Catalog, Lesson
 from core.placements import Closed, Policy
 from core.questions import ChoiceQuestion, MatchQuestion, Question
+from core.runs import RunStatus
 from service.store import drafts, grades, submissions, work
 from service.store.database import Store
-from service.store.models import Placement, QuestionAnswer, Submission
+from service.store.models import Placement, QuestionAnswer, Submission, SubmissionStatus
 from service.web.auth import SignedIn
 from service.web.student import actions as student
 
@@ -45,7 +46,7 @@ class LessonPage:
     @property
     def shown(self) -> Submission | None:
         """Return the newest graded submission, whose verdict the page shows."""
-        return next((s for s in self.attempts if s.status == submissions.GRADED), None)
+        return next((s for s in self.attempts if s.status == SubmissionStatus.GRADED), None)
 
     def shows_answer(self, question_id: str) -> bool:
         """Return whether a question's answer may be shown: revealed, and no longer open.
@@ -58,7 +59,7 @@ class LessonPage:
     @property
     def pending(self) -> bool:
         """Return whether a submission is still queued or running."""
-        return self.latest is not None and self.latest.status != submissions.GRADED
+        return self.latest is not None and self.latest.status != SubmissionStatus.GRADED
 
 
 def lesson_page(
@@ -72,7 +73,7 @@ def lesson_page(
         used = submissions.attempts_used(session, placement_id, user.user_id)
         score = grades.score(session, placement, lesson, user.user_id)
     policy = grades.policy_of(placement)
-    passed = any(s.run_status == "passed" for s in attempts)
+    passed = any(s.run_status == RunStatus.PASSED for s in attempts)
     revealed = policy.reveals(now, used, passed)
     draft = drafts.load(store, placement_id, user.user_id)
     starter = lesson.exercise.starter_code if lesson.exercise else ""

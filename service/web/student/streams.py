@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator, MutableMapping
 from typing import Any
 
 from service.settings import Settings
+from service.store.models import SubmissionStatus
 
 RETRY_MS = 1000  # a short stream ends on purpose: reconnect soon
 BUSY_RETRY_MS = 10_000  # the caps were full: an EventSource that does not poll waits longer
@@ -99,7 +100,7 @@ def of_process(extensions: MutableMapping[str, Any], settings: Settings) -> Stre
 
 def graded(state: State) -> bool:
     """Return whether a status is final: nothing will change, the stream has ended."""
-    return state.get("status") == "graded"
+    return state.get("status") == SubmissionStatus.GRADED
 
 
 def follow(

@@ -22,7 +22,7 @@ from service.lti.roster import ask_for_read
 from service.store import courses, gradebook, grades, memberships, placement_rows, roster_reads
 from service.store.database import Store
 from service.store.gradebook import SyncState
-from service.store.models import User
+from service.store.models import SyncStatus, User
 from service.web.rendering import points
 
 NO_ROSTER = (
@@ -79,7 +79,8 @@ class Gradebook:
     @property
     def failed_syncs(self) -> int:
         """Return how many cells' newest sync failed for good."""
-        return sum(1 for r in self.rows for c in r.cells if c.sync and c.sync.status == "failed")
+        failed = SyncStatus.FAILED
+        return sum(1 for r in self.rows for c in r.cells if c.sync and c.sync.status == failed)
 
 
 def for_teacher(
