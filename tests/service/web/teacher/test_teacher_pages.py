@@ -158,7 +158,8 @@ def test_csv_export_has_every_student_and_defuses_formulas(client, store, teache
         "What is attention? (out of 8)",
         "What is attention?: LMS",
     ]
-    assert ['\'=HYPERLINK("http://evil")', "'+1@x", "6", "pending"] in rows
+    # no line item: the grade was kept, its sync skipped, as it was saved
+    assert ['\'=HYPERLINK("http://evil")', "'+1@x", "6", "skipped"] in rows
     assert ["Berna", "", "", ""] in rows
 
 
@@ -483,7 +484,10 @@ def test_a_regrade_holds_new_scores_until_the_teacher_sends_them(client, store, 
 def test_the_clis_regrade_is_not_held(store, app):
     from service.web.teacher.regrading import regrade
 
-    placed = place(store, lesson_id=LESSON)
+    # a placement whose grades go to an LMS: its syncs wait for their posts
+    placed = place(
+        store, lesson_id=LESSON, line_item_url="https://lms.example/lineitems/1/lineitem"
+    )
     first = work(store, placed)
     catch_tasks(app)
     assert regrade(store, app.extensions["celery"], placed.placement_id) == 1
