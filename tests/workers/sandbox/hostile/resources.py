@@ -1,6 +1,6 @@
 """Exhausting resources: processes, threads, memory, CPU, time, disk, inodes, descriptors."""
 
-from tests.workers.hostile import S, case
+from tests.workers.sandbox.hostile import S, case
 
 CASES = [
     case(

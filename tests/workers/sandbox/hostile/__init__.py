@@ -40,6 +40,6 @@ def case(id: str, source: str, verdicts: set[RunStatus], **kwargs: Any) -> Case:
 
 def all_cases() -> list[Case]:
     """Return every case, in a stable order."""
-    from tests.workers.hostile import escape, output, reach, resources, syscalls
+    from tests.workers.sandbox.hostile import escape, output, reach, resources, syscalls
 
     return [*resources.CASES, *output.CASES, *reach.CASES, *escape.CASES, *syscalls.CASES]

@@ -1,6 +1,6 @@
 """Getting out: the network, other processes, privileges, namespaces, and outliving the run."""
 
-from tests.workers.hostile import S, case
+from tests.workers.sandbox.hostile import S, case
 
 CASES = [
     case(

@@ -1,6 +1,6 @@
 """Attacking the output: floods, huge lines, bytes that are not text, lies about success."""
 
-from tests.workers.hostile import S, case
+from tests.workers.sandbox.hostile import S, case
 
 EXPECTED = "[0.787 0.107 0.107]\\n[0.893 0.213]\\nTrue"  # the seed's expected output
 

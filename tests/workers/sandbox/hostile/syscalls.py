@@ -1,6 +1,6 @@
 """Calling what the seccomp filter refuses, on every backend; and what it must still allow."""
 
-from tests.workers.hostile import S, case
+from tests.workers.sandbox.hostile import S, case
 
 # each syscall the filter refuses, called raw (no libc wrapper to refuse it first)
 REFUSED = """

@@ -1,6 +1,6 @@
 """Reaching for what is not the run's: host files, secrets, other runs, the answer; writing out."""
 
-from tests.workers.hostile import S, case
+from tests.workers.sandbox.hostile import S, case
 
 # a probe helper pasted into sources: print what a path holds, or why it cannot be read
 PEEK = """

@@ -28,7 +28,7 @@ from core.runs import Limits, RunRequest, RunStatus, Sandbox
 from core.verdicts import grade_source
 from service.settings import Settings
 from tests.conftest import SEED, sandbox_leftovers, warm_leftovers
-from tests.workers.hostile import Case, all_cases
+from tests.workers.sandbox.hostile import Case, all_cases
 from workers.sandbox import docker as docker_backend
 from workers.sandbox import make_sandbox
 from workers.sandbox.bwrap import BwrapSandbox

@@ -212,7 +212,7 @@ def test_nothing_of_a_run_reaches_the_next_run_or_the_zygote(solo):
 
 
 # the filter's refusals, other ABIs and what it still allows: the hostile suite, on every
-# backend (tests/workers/hostile/syscalls.py)
+# backend (tests/workers/sandbox/hostile/syscalls.py)
 
 
 def test_the_runs_supervisor_is_closed_to_its_program(warm):
