@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from celery import bootsteps
 from celery.worker import WorkController
 
-from service.queue import GradeMessage, Queue, SyncMessage, send_sweep
+from service.queue import GradeMessage, SyncMessage, send_sweep
 from service.settings import Settings
 from service.store import expiry, grades, submissions
 from service.store.database import Store
@@ -31,11 +31,9 @@ class Found:
 def sweep(store: Store, settings: Settings) -> Found:
     """Find stuck submissions and overdue syncs, marking each as enqueued now."""
     now = utcnow()
-    stuck = submissions.stuck(store, now, settings.queued_deadline_s)
-    found = Found(submissions=[GradeMessage(sid, Queue(queue)) for sid, queue in stuck])
+    found = Found(submissions=submissions.stuck(store, now, settings.queued_deadline_s))
     with store.session() as session:
-        due = grades.due_syncs(session, now, settings.queued_deadline_s)
-    found.syncs = [SyncMessage(user_id, placement_id) for placement_id, user_id in due]
+        found.syncs = grades.due_syncs(session, now, settings.queued_deadline_s)
     found.purged = expiry.purge(store, now)
     return found
 

@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session
 from core.lesson_scores import LessonScore, lesson_score
 from core.lessons import Lesson
 from core.placements import Policy, Reveal
+from service.queue import SyncMessage
 from service.store.database import changed
 from service.store.models import (
     Course,
@@ -469,10 +470,8 @@ def settle(
     )
 
 
-def due_syncs(
-    session: Session, now: datetime, grace_s: int, limit: int = 500
-) -> list[tuple[int, int]]:
-    """Take the (placement, user) pairs with a pending sync `grace_s` past its due time.
+def due_syncs(session: Session, now: datetime, grace_s: int, limit: int = 500) -> list[SyncMessage]:
+    """Take the (user, placement) pairs with a pending sync `grace_s` past its due time.
 
     Their due time moves to now, with a conditional update, so that two sweeps at once
     enqueue each pair once; the grace leaves the normal path (the task enqueued after the
@@ -485,7 +484,7 @@ def due_syncs(
         .order_by(GradeSync.id)
         .limit(limit)
     ).all()
-    pairs: list[tuple[int, int]] = []
+    pairs: list[SyncMessage] = []
     for sync_id, placement_id, user_id, due in rows:
         moved = changed(
             session,
@@ -493,6 +492,7 @@ def due_syncs(
             .where(GradeSync.id == sync_id, GradeSync.next_attempt_at == due)
             .values(next_attempt_at=now),
         )
-        if moved == 1 and (placement_id, user_id) not in pairs:
-            pairs.append((placement_id, user_id))
+        message = SyncMessage(user_id, placement_id)
+        if moved == 1 and message not in pairs:
+            pairs.append(message)
     return pairs

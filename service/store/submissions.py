@@ -23,7 +23,7 @@ from core.lessons import Lesson
 from core.placements import Policy
 from core.runs import RunStatus
 from core.verdicts import Verdict
-from service.queue import Queue
+from service.queue import GradeMessage, Queue
 from service.store import grades
 from service.store.database import Store, changed
 from service.store.models import Course, Placement, Regrade, Submission, User
@@ -372,14 +372,14 @@ def release(store: Store, held: Claim, now: datetime, problem: str | None = None
 
 def stuck(
     store: Store, now: datetime, queued_deadline_s: int, limit: int = 500
-) -> list[tuple[int, str]]:
+) -> list[GradeMessage]:
     """Mark submissions queued past the deadline, or running past their lease, as enqueued now.
 
-    Return their (id, queue) for enqueueing. Each row is taken with a conditional update, so
+    Return their messages, each for its own queue. Each row is taken with a conditional update, so
     that two sweeps at once enqueue it once.
     """
     queued_before = now - timedelta(seconds=queued_deadline_s)
-    found: list[tuple[int, str]] = []
+    found: list[GradeMessage] = []
     with store.session() as session:
         candidates = session.execute(
             select(Submission.id, Submission.queue, Submission.enqueued_at)
@@ -410,7 +410,7 @@ def stuck(
                 .values(enqueued_at=now),
             )
             if moved == 1:
-                found.append((submission_id, queue))
+                found.append(GradeMessage(submission_id, Queue(queue)))
     return found
 
 

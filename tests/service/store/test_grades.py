@@ -4,6 +4,7 @@ import pytest
 from sqlalchemy import select
 
 from core.lesson_scores import LessonScore
+from service.queue import SyncMessage
 from service.store import grades
 from service.store.models import (
     GradeSync,
@@ -123,7 +124,9 @@ def test_due_syncs_waits_out_the_grace_and_takes_each_pair_once(store):
         assert grades.due_syncs(session, now + timedelta(seconds=10), grace_s=60) == []
     later = now + timedelta(seconds=61)
     with store.session() as session:
-        assert grades.due_syncs(session, later, 60) == [(placed.placement_id, placed.user_id)]
+        assert grades.due_syncs(session, later, 60) == [
+            SyncMessage(placed.user_id, placed.placement_id)
+        ]
     with store.session() as session:
         assert grades.due_syncs(session, later, 60) == []
 
