@@ -41,7 +41,7 @@ from core.lessons import load_lesson  # noqa: E402
 from core.runs import RunStatus  # noqa: E402
 from core.verdicts import grade_source  # noqa: E402
 from service.settings import PREFIX, Settings  # noqa: E402
-from service.store.models import Submission, User  # noqa: E402
+from service.store.models import Submission, SubmissionStatus, User  # noqa: E402
 from service.web import create_app  # noqa: E402
 from tests.factories import SCALED, place  # noqa: E402
 from tests.pipeline import SOLUTION, fastest_sandbox  # noqa: E402
@@ -120,7 +120,7 @@ def wait_graded(app: object, ids: list[int], timeout: float) -> dict[int, tuple[
     deadline = time.monotonic() + timeout
     wanted = set(ids)
     in_range = Submission.id.between(min(ids), max(ids))
-    graded = Submission.status == "graded"
+    graded = Submission.status == SubmissionStatus.GRADED
     counting = select(func.count()).select_from(Submission).where(in_range, graded)
     # a cheap count while waiting (the polling shares the machine too), then one full read
     while True:
