@@ -8,7 +8,7 @@ bash scripts/setup.sh --no-run
 
 echo "test: ruff"
 .venv/bin/ruff check .
-echo "test: mypy (strict on the domain and the sandbox)"
+echo "test: mypy (strict on core, service and workers)"
 .venv/bin/mypy
 echo "test: pytest"
 set +e

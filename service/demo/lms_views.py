@@ -8,9 +8,7 @@ from typing import Any
 
 from flask import Blueprint, Response, jsonify, request
 
-from service.demo import lms_ags as ags
-from service.demo import lms_registration as registration
-from service.demo import nrps, tokens
+from service.demo import lms_ags, lms_registration, nrps, tokens
 from service.demo.lms_errors import DemoError
 from service.demo.platform import DemoPlatform
 from service.demo.tokens import LINEITEM, LINEITEM_READONLY, MEMBERSHIPS, RESULT_READONLY, SCORE
@@ -89,7 +87,7 @@ def register_views(bp: Blueprint, platform: DemoPlatform) -> None:
             raise DemoError(
                 400, "the registration request must be application/json", "invalid_client_metadata"
             )
-        answer = registration.complete_registration(
+        answer = lms_registration.complete_registration(
             platform, request.headers.get("Authorization"), body()
         )
         return jsonify(answer)
@@ -101,11 +99,11 @@ def register_views(bp: Blueprint, platform: DemoPlatform) -> None:
         auth = request.headers.get("Authorization")
         if request.method == "GET":
             access = tokens.check(platform, auth, (LINEITEM, LINEITEM_READONLY))
-            found = ags.search(platform, access, course_id, request.args.to_dict())
-            return typed([ags.to_json(platform, i) for i in found], ags.CONTAINER_TYPE)
+            found = lms_ags.search(platform, access, course_id, request.args.to_dict())
+            return typed([lms_ags.to_json(platform, i) for i in found], lms_ags.CONTAINER_TYPE)
         access = tokens.check(platform, auth, (LINEITEM,))
-        item = ags.save(platform, access, course_id, request.mimetype, body())
-        return typed(ags.to_json(platform, item), ags.LINEITEM_TYPE, 201)
+        item = lms_ags.save(platform, access, course_id, request.mimetype, body())
+        return typed(lms_ags.to_json(platform, item), lms_ags.LINEITEM_TYPE, 201)
 
     @bp.route("/courses/<course_id>/lineitems/<int:item_id>", methods=["GET", "PUT", "DELETE"])
     def lineitem(course_id: str, item_id: int) -> Response:
@@ -114,21 +112,21 @@ def register_views(bp: Blueprint, platform: DemoPlatform) -> None:
         auth = request.headers.get("Authorization")
         needs = (LINEITEM, LINEITEM_READONLY) if request.method == "GET" else (LINEITEM,)
         access = tokens.check(platform, auth, needs)
-        item = ags.find(platform, access, course_id, item_id)
+        item = lms_ags.find(platform, access, course_id, item_id)
         if request.method == "DELETE":
             platform.store.delete_lineitem(item.id)
             return Response(status=204)
         if request.method == "PUT":
-            item = ags.save(platform, access, course_id, request.mimetype, body(), item)
-        return typed(ags.to_json(platform, item), ags.LINEITEM_TYPE)
+            item = lms_ags.save(platform, access, course_id, request.mimetype, body(), item)
+        return typed(lms_ags.to_json(platform, item), lms_ags.LINEITEM_TYPE)
 
     @bp.post("/courses/<course_id>/lineitems/<int:item_id>/scores")
     def scores(course_id: str, item_id: int) -> Response:
         if failed := knob("ags"):
             return failed
         access = tokens.check(platform, request.headers.get("Authorization"), (SCORE,))
-        item = ags.find(platform, access, course_id, item_id)
-        score = ags.post_score(platform, item, request.mimetype, body())
+        item = lms_ags.find(platform, access, course_id, item_id)
+        score = lms_ags.post_score(platform, item, request.mimetype, body())
         url = platform.lineitem_url(item).split("?")[0]
         return jsonify({"resultUrl": f"{url}/results/{score.user_id}"})
 
@@ -137,8 +135,10 @@ def register_views(bp: Blueprint, platform: DemoPlatform) -> None:
         if failed := knob("ags"):
             return failed
         access = tokens.check(platform, request.headers.get("Authorization"), (RESULT_READONLY,))
-        item = ags.find(platform, access, course_id, item_id)
-        return typed(ags.results(platform, item, request.args.get("user_id")), ags.RESULTS_TYPE)
+        item = lms_ags.find(platform, access, course_id, item_id)
+        return typed(
+            lms_ags.results(platform, item, request.args.get("user_id")), lms_ags.RESULTS_TYPE
+        )
 
     @bp.get("/courses/<course_id>/memberships")
     def memberships(course_id: str) -> Response:

@@ -7,8 +7,7 @@ from datetime import UTC, datetime
 from flask import Blueprint, Response, redirect, render_template, request, url_for
 from werkzeug.wrappers import Response as BaseResponse
 
-from service.demo import lms_ags as ags
-from service.demo import lms_deep_linking as deep_linking
+from service.demo import lms_ags, lms_deep_linking
 from service.demo.lms_models import COURSE, STUDENTS, TEACHER, USERS, AutoPost, LoginInitiation
 from service.demo.platform import DemoPlatform
 
@@ -40,9 +39,9 @@ def register_pages(bp: Blueprint, platform: DemoPlatform) -> None:
             "course": COURSE,
             "points": points,
             "when": when,
-            "scaled": ags.scaled,
-            "given": ags.given,
-            "refusal": ags.refusal,
+            "scaled": lms_ags.scaled,
+            "given": lms_ags.given,
+            "refusal": lms_ags.refusal,
         }
 
     @bp.get("/")
@@ -112,7 +111,7 @@ def register_pages(bp: Blueprint, platform: DemoPlatform) -> None:
 
     @bp.post("/deep_link_return")
     def deep_link_return() -> str:
-        result = deep_linking.receive(platform, request.form.to_dict())
+        result = lms_deep_linking.receive(platform, request.form.to_dict())
         return render_template("demo/deep_link_done.html", result=result)
 
     @bp.post("/tools/register")

@@ -7,9 +7,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from service.demo import lms_ags as ags
-from service.demo import lms_registration as registration
-from service.demo import oidc
+from service.demo import lms_ags, lms_registration, oidc
 from service.demo.config import DemoConfig
 from service.demo.knobs import Knobs, Mode
 from service.demo.lms_errors import DemoError
@@ -115,12 +113,12 @@ class DemoPlatform:
 
     # registration
     def register_tool(self, **kwargs: Any) -> Tool:
-        """Register a tool by hand; see registration.register_tool for the arguments."""
-        return registration.register_tool(self, **kwargs)
+        """Register a tool by hand; see lms_registration.register_tool for the arguments."""
+        return lms_registration.register_tool(self, **kwargs)
 
     def start_registration(self, register_url: str) -> str:
         """Return the tool URL (with openid_configuration and a one-time token) to open."""
-        return registration.start_registration(self, register_url)
+        return lms_registration.start_registration(self, register_url)
 
     def activate(self, client_id: str) -> Tool:
         """Activate a tool left pending by dynamic registration."""
@@ -228,7 +226,7 @@ class DemoPlatform:
         return {
             (sub, item.id): score
             for item in self.lineitems()
-            for sub, score in ags.latest_scores(self, item).items()
+            for sub, score in lms_ags.latest_scores(self, item).items()
         }
 
     def fail(

@@ -16,8 +16,7 @@ from flask.typing import ResponseReturnValue
 from service.lti import registration
 from service.store import throttles
 from service.store.models import utcnow
-from service.web import csrf
-from service.web import extensions as context
+from service.web import csrf, extensions
 
 bp = Blueprint("admin", __name__, url_prefix="/admin")
 USER = "admin"
@@ -35,10 +34,10 @@ def require_admin() -> Response | None:
     database, so every web process counts the same): past the limit, nothing is checked
     until the window ends.
     """
-    password = context.settings().admin_password
+    password = extensions.settings().admin_password
     if not password:
         abort(404)
-    store, now = context.store(), utcnow()
+    store, now = extensions.store(), utcnow()
     client = f"admin-client:{request.remote_addr or '-'}"[:128]
     limits = {client: CLIENT_FAILURES, ACCOUNT: ACCOUNT_FAILURES}
     wait = throttles.wait_s(store, limits, FAILURE_WINDOW, now)
@@ -75,7 +74,7 @@ def add() -> ResponseReturnValue:
     form = request.form
     try:
         registration.add_platform(
-            context.store(),
+            extensions.store(),
             issuer=form.get("issuer", "").strip(),
             client_id=form.get("client_id", "").strip(),
             deployment_ids=[
@@ -104,8 +103,8 @@ def register_url() -> ResponseReturnValue:
         if not (hours.isascii() and hours.isdigit() and len(hours) <= 4):
             raise ValueError("give the hours the URL is valid as a whole number")
         url = registration.registration_url(
-            context.store(),
-            context.settings().base_url,
+            extensions.store(),
+            extensions.settings().base_url,
             name=form.get("name", "").strip(),
             valid_hours=int(hours),
             replaces_id=int(replaces) if replaces.isascii() and replaces.isdigit() else None,
@@ -120,16 +119,16 @@ def register_url() -> ResponseReturnValue:
 def remove(platform_id: int) -> ResponseReturnValue:
     """Remove a platform and everything recorded for it."""
     csrf.check(request.form.get(csrf.FIELD))
-    if not registration.remove_platform(context.store(), platform_id):
+    if not registration.remove_platform(extensions.store(), platform_id):
         abort(404)
     return redirect(url_for("admin.platforms"), code=303)
 
 
 def _page(error: str = "", form: object = None, registration_url: str = "") -> str:
-    base = context.settings().base_url.rstrip("/")
+    base = extensions.settings().base_url.rstrip("/")
     return render_template(
         "admin/platforms.html",
-        platforms=registration.list_platforms(context.store()),
+        platforms=registration.list_platforms(extensions.store()),
         error=error,
         form=form or {},
         csrf_token=csrf.token(),

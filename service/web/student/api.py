@@ -12,9 +12,9 @@ from core.sources import SourceRefused, check_source, check_text
 from service.queue import SyncMessage, send_sync
 from service.store.database import Store
 from service.store.models import SubmissionStatus, utcnow
-from service.web import extensions as context
+from service.web import extensions
 from service.web.auth import HEADER, SignedIn, current_user
-from service.web.student import actions as student
+from service.web.student import actions
 from service.web.student.actions import Refused, refusal
 from service.web.student.streams import follow, of_process
 
@@ -43,10 +43,16 @@ def submit(placement_id: int) -> tuple[Response, int, dict[str, str]]:
     """Take a student's code for a placement: 202 with the submission's URL."""
     user = _signed_in()
     source = _source()
-    submitted = student.submit(
-        context.store(), context.catalog(), context.settings(), user, placement_id, source, utcnow()
+    submitted = actions.submit(
+        extensions.store(),
+        extensions.catalog(),
+        extensions.settings(),
+        user,
+        placement_id,
+        source,
+        utcnow(),
     )
-    student.send_to_grading(current_app.extensions["celery"], submitted)
+    actions.send_to_grading(current_app.extensions["celery"], submitted)
     submission_id = submitted.submission_id
     url = url_for("api.submission", submission_id=submission_id)
     body = {
@@ -63,22 +69,24 @@ def draft(placement_id: int) -> tuple[str, int]:
     """Keep the student's unsubmitted code, so that a reload or a new window finds it."""
     user = _signed_in()
     source = _source()
-    student.save_draft(context.store(), context.catalog(), user, placement_id, source, utcnow())
+    actions.save_draft(
+        extensions.store(), extensions.catalog(), user, placement_id, source, utcnow()
+    )
     return "", 204
 
 
 @bp.get("/submissions/<int:submission_id>")
 def submission(submission_id: int) -> Response:
     """Return the submission's status and, once graded, its verdict."""
-    return jsonify(student.status_of(context.store(), _signed_in(), submission_id))
+    return jsonify(actions.status_of(extensions.store(), _signed_in(), submission_id))
 
 
 @bp.get("/submissions/<int:submission_id>/events")
 def events(submission_id: int) -> Response:
     """Stream the submission's status (Server-Sent Events): short, capped; see its module."""
     user = _signed_in()
-    store = context.store()
-    first = student.status_of(store, user, submission_id)  # 404 now, not inside the stream
+    store = extensions.store()
+    first = actions.status_of(store, user, submission_id)  # 404 now, not inside the stream
     stream = _stream(store, user, submission_id, first)
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
     return Response(stream, mimetype="text/event-stream", headers=headers)
@@ -92,9 +100,9 @@ def answer(placement_id: int) -> tuple[Response, int]:
     question_id = body.get("question_id")
     if not isinstance(question_id, str) or "answer" not in body:
         raise Refused(400, "bad_request", 'Send {"question_id": "...", "answer": ...}.')
-    scored = student.answer(
-        context.store(),
-        context.catalog(),
+    scored = actions.answer(
+        extensions.store(),
+        extensions.catalog(),
         user,
         placement_id,
         question_id,
@@ -128,12 +136,12 @@ def _json_body() -> dict[str, Any]:
 def _stream(
     store: Store, user: SignedIn, submission_id: int, first: dict[str, Any]
 ) -> Iterator[str]:
-    settings = context.settings()
+    settings = extensions.settings()
     streams = of_process(current_app.extensions, settings)
 
     def look() -> dict[str, Any] | None:
         try:
-            return student.status_of(store, user, submission_id)
+            return actions.status_of(store, user, submission_id)
         except DBAPIError:
             return None  # the database blinked; the stream looks again shortly
 

@@ -19,7 +19,7 @@ from service.store import drafts, grades, submissions, work
 from service.store.database import Store
 from service.store.models import Placement, QuestionAnswer, Submission, SubmissionStatus
 from service.web.auth import SignedIn
-from service.web.student import actions as student
+from service.web.student import actions
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ def lesson_page(
     store: Store, catalog: Catalog, user: SignedIn, placement_id: int, now: datetime
 ) -> LessonPage:
     """Load the placement's lesson and this user's work on it; Refused when not theirs."""
-    placement, lesson = student.open_placement(store, catalog, user, placement_id)
+    placement, lesson = actions.open_placement(store, catalog, user, placement_id)
     with store.reading() as session:
         answers = {a.question_id: a for a in work.answers(session, placement_id, user.user_id)}
         attempts = work.submissions(session, placement_id, user.user_id)
@@ -99,13 +99,13 @@ def answer_by_form(
     placement_id: int,
     form: Mapping[str, str],
     now: datetime,
-) -> student.Scored:
+) -> actions.Scored:
     """Score a question's answer sent by a plain form, as the JSON API would."""
-    _placement, lesson = student.open_placement(store, catalog, user, placement_id)
+    _placement, lesson = actions.open_placement(store, catalog, user, placement_id)
     question_id = form.get("question_id", "")
     question = lesson.question(question_id)
     given = answer_from_form(question, form) if question else None
-    return student.answer(store, catalog, user, placement_id, question_id, given, now)
+    return actions.answer(store, catalog, user, placement_id, question_id, given, now)
 
 
 def answer_from_form(question: Question, form: Mapping[str, str]) -> object:

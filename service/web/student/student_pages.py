@@ -12,11 +12,9 @@ from flask.typing import ResponseReturnValue
 from core.sources import SourceRefused, check_text
 from service.queue import SyncMessage, send_sync
 from service.store.models import utcnow
-from service.web import csrf
-from service.web import extensions as context
+from service.web import csrf, extensions
 from service.web.auth import SignedIn, current_user, session_token
-from service.web.student import actions as student
-from service.web.student import course_view as courses
+from service.web.student import actions, course_view
 from service.web.student.actions import Refused
 from service.web.student.lesson_view import answer_by_form, lesson_page
 
@@ -26,14 +24,14 @@ bp = Blueprint("pages", __name__)
 @bp.get("/lessons/<int:placement_id>")
 def lesson(placement_id: int) -> str:
     """Show a placed lesson to a student who launched it: text, questions, exercise, results."""
-    page = lesson_page(context.store(), context.catalog(), _user(), placement_id, utcnow())
+    page = lesson_page(extensions.store(), extensions.catalog(), _user(), placement_id, utcnow())
     return render_template("pages/lesson.html", page=page, **csrf.page_tokens())
 
 
 @bp.get("/lessons/<int:placement_id>/progress")
 def progress(placement_id: int) -> ResponseReturnValue:
     """Return the page's score and results, rendered, for the page to swap in after a change."""
-    page = lesson_page(context.store(), context.catalog(), _user(), placement_id, utcnow())
+    page = lesson_page(extensions.store(), extensions.catalog(), _user(), placement_id, utcnow())
     fields = {"page": page, **csrf.page_tokens()}
     return jsonify(
         score=render_template("pages/_score.html", **fields),
@@ -50,7 +48,7 @@ def answer(placement_id: int) -> ResponseReturnValue:
     user = _user()
     csrf.check(request.form.get(csrf.FIELD))
     scored = answer_by_form(
-        context.store(), context.catalog(), user, placement_id, request.form, utcnow()
+        extensions.store(), extensions.catalog(), user, placement_id, request.form, utcnow()
     )
     send_sync(current_app.extensions["celery"], SyncMessage(user.user_id, placement_id))
     return _back(placement_id, f"q-{scored.question_id}")
@@ -63,17 +61,19 @@ def submit(placement_id: int) -> ResponseReturnValue:
     csrf.check(request.form.get(csrf.FIELD))
     source = _form_source()
     settings = current_app.config["SETTINGS"]
-    submitted = student.submit(
-        context.store(), context.catalog(), settings, user, placement_id, source, utcnow()
+    submitted = actions.submit(
+        extensions.store(), extensions.catalog(), settings, user, placement_id, source, utcnow()
     )
-    student.send_to_grading(current_app.extensions["celery"], submitted)
+    actions.send_to_grading(current_app.extensions["celery"], submitted)
     return _back(placement_id, "results")
 
 
 @bp.get("/courses/<int:course_id>")
 def course(course_id: int) -> str:
     """List the course's placed lessons for a student, with their score on each."""
-    listing = courses.student_listing(context.store(), context.catalog(), _user(), course_id)
+    listing = course_view.student_listing(
+        extensions.store(), extensions.catalog(), _user(), course_id
+    )
     return render_template("pages/course.html", listing=listing, **csrf.page_tokens())
 
 
@@ -83,7 +83,7 @@ def _form_source() -> str:
     try:
         return check_text(source)
     except SourceRefused as refused:
-        raise student.refusal(refused) from None
+        raise actions.refusal(refused) from None
 
 
 def _back(placement_id: int, anchor: str) -> ResponseReturnValue:

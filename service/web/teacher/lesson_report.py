@@ -11,7 +11,7 @@ from service.store.database import Store
 from service.store.models import Placement, QuestionAnswer, Submission
 from service.store.regrades import Change, Progress
 from service.store.work import FailingLine
-from service.web.teacher import course_gradebook as course_grades
+from service.web.teacher import course_gradebook
 from service.web.teacher.course_gradebook import Gradebook
 
 BUCKETS = 10  # 0-9%, 10-19%, ..., 90-100%
@@ -54,7 +54,7 @@ class StudentWork:
 
 def report(store: Store, catalog: Catalog, placement: Placement) -> Report:
     """Return the placement's report: scores, common failures, and its regrade's state."""
-    book = course_grades.build(store, catalog, placement.course_id, [placement.id])
+    book = course_gradebook.build(store, catalog, placement.course_id, [placement.id])
     scores = [row.cells[0].score for row in book.rows if row.cells and row.cells[0].score]
     with store.reading() as session:
         failing = work.failing_lines(session, placement.id, FAILING_LINES)

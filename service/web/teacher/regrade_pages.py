@@ -16,8 +16,7 @@ from service.store.regrades import RegradeProblem
 from service.web import csrf
 from service.web.auth import session_token
 from service.web.extensions import catalog, store
-from service.web.teacher import lesson_report as placement_report
-from service.web.teacher import regrading as teacher
+from service.web.teacher import lesson_report, regrading
 from service.web.teacher.access import placement_teacher
 
 bp = Blueprint("regrades", __name__, url_prefix="/teach/placements")
@@ -30,7 +29,7 @@ def start(placement_id: int) -> ResponseReturnValue:
     csrf.check(request.form.get(csrf.FIELD))
     celery = current_app.extensions["celery"]
     try:
-        count = teacher.start_regrade(store(), catalog(), celery, found, user.user_id, utcnow())
+        count = regrading.start_regrade(store(), catalog(), celery, found, user.user_id, utcnow())
     except RegradeProblem as exc:
         return _page(found, None, str(exc)), 409
     return _back(placement_id, started=count)
@@ -47,7 +46,7 @@ def show(placement_id: int) -> str:
 def progress(placement_id: int) -> ResponseReturnValue:
     """Return the newest regrade's progress, for the page to follow."""
     _user, found = placement_teacher(placement_id)
-    done = placement_report.regrade_progress(store(), found.id)
+    done = lesson_report.regrade_progress(store(), found.id)
     if done is None:
         return jsonify(total=0, done=0, finished=True, sent=False)
     return jsonify(
@@ -61,7 +60,7 @@ def send(placement_id: int) -> ResponseReturnValue:
     _user, found = placement_teacher(placement_id)
     csrf.check(request.form.get(csrf.FIELD))
     try:
-        sent = teacher.send_regrade(
+        sent = regrading.send_regrade(
             store(), current_app.extensions["celery"], placement_id, utcnow()
         )
     except RegradeProblem as exc:
@@ -70,7 +69,7 @@ def send(placement_id: int) -> ResponseReturnValue:
 
 
 def _page(found: Placement, started: int | None, message: str | None) -> str:
-    report = placement_report.report(store(), catalog(), found)
+    report = lesson_report.report(store(), catalog(), found)
     return render_template(
         "teacher/regrade.html",
         report=report,

@@ -15,9 +15,7 @@ from service.web import csrf
 from service.web.auth import session_token
 from service.web.extensions import catalog, store
 from service.web.student.actions import Refused
-from service.web.teacher import course_gradebook as course_grades
-from service.web.teacher import lesson_report as placement_report
-from service.web.teacher import placement_settings
+from service.web.teacher import course_gradebook, lesson_report, placement_settings
 from service.web.teacher.access import course_teacher, placement_teacher
 
 bp = Blueprint("teacher", __name__, url_prefix="/teach")
@@ -28,7 +26,7 @@ def gradebook(course_id: int) -> str:
     """Show the course's roster by its placed lessons (a stale roster is read in the background)."""
     course_teacher(course_id)
     celery_app = current_app.extensions["celery"]
-    book = course_grades.for_teacher(store(), catalog(), celery_app, course_id, utcnow())
+    book = course_gradebook.for_teacher(store(), catalog(), celery_app, course_id, utcnow())
     return render_template(
         "teacher/gradebook.html",
         book=book,
@@ -41,12 +39,12 @@ def gradebook(course_id: int) -> str:
 def gradebook_csv(course_id: int) -> Response:
     """Download the gradebook as CSV (cells that look like formulas are made text)."""
     course_teacher(course_id)
-    book = course_grades.build(store(), catalog(), course_id)
+    book = course_gradebook.build(store(), catalog(), course_id)
     headers = {
         "Content-Disposition": f'attachment; filename="gradebook-{course_id}.csv"',
         "Cache-Control": "no-store",
     }
-    return Response(course_grades.as_csv(book), mimetype="text/csv", headers=headers)
+    return Response(course_gradebook.as_csv(book), mimetype="text/csv", headers=headers)
 
 
 @bp.post("/courses/<int:course_id>/resend")
@@ -56,7 +54,7 @@ def resend(course_id: int) -> ResponseReturnValue:
     csrf.check(request.form.get(csrf.FIELD))
     placement_id = request.form.get("placement_id", type=int)
     user_id = request.form.get("user_id", type=int)
-    pairs = course_grades.resend_failed(store(), course_id, placement_id, user_id, utcnow())
+    pairs = course_gradebook.resend_failed(store(), course_id, placement_id, user_id, utcnow())
     for user_id, placement_id in pairs:
         send_sync(current_app.extensions["celery"], SyncMessage(user_id, placement_id))
     target = url_for("teacher.gradebook", course_id=course_id, s=session_token(), resent=len(pairs))
@@ -87,16 +85,16 @@ def settings(placement_id: int) -> ResponseReturnValue:
 def student(placement_id: int, user_id: int) -> str:
     """Show one student's submissions (code, output, verdict) and answers on a placement."""
     _user, found = placement_teacher(placement_id)
-    work = placement_report.student_work(store(), catalog(), found, user_id)
+    work = lesson_report.student_work(store(), catalog(), found, user_id)
     if work is None:
         raise Refused(404, "unknown_student", "This student is not in the course.")
     return render_template("teacher/student.html", work=work, **csrf.page_tokens())
 
 
 def _placement_page(found: Placement, form: dict[str, str], errors: dict[str, str]) -> str:
-    report = placement_report.report(store(), catalog(), found)
+    report = lesson_report.report(store(), catalog(), found)
     celery_app = current_app.extensions["celery"]
-    note = course_grades.roster_note(store(), celery_app, found.course_id, utcnow())
+    note = course_gradebook.roster_note(store(), celery_app, found.course_id, utcnow())
     return render_template(
         "teacher/placement.html",
         report=report,

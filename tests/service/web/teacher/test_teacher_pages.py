@@ -130,14 +130,14 @@ def test_the_gradebook_adds_up_as_the_grade_sync_does(client, store, teacher):
     with store.session() as session:
         session.execute(update(Submission).values(late=True))
         session.execute(update(QuestionAnswer).values(late=True))
-    from service.web.teacher import course_gradebook as course_grades
+    from service.web.teacher import course_gradebook
 
     catalog = client.application.extensions["catalog"]
     for placed in (teacher, late):
         with store.session() as session:
             placement = session.get(Placement, placed.placement_id)
             expected = grades.score(session, placement, catalog.lesson(LESSON), placed.user_id)
-        book = course_grades.build(store, catalog, placement.course_id)
+        book = course_gradebook.build(store, catalog, placement.course_id)
         [row] = [r for r in book.rows if r.user_id == placed.user_id]
         assert row.cells[0].score == expected
     assert expected.given == 3.0  # half of 6, late
