@@ -49,10 +49,10 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
 def register_extensions(app: Flask) -> None:
     """Attach the store (migrated), the catalog, the Celery app (to send), sessions and LTI."""
     from core.lessons import load_catalog
-    from service.lti import launch_pages
     from service.queue.broker import make_celery
     from service.store import Store, upgrade
     from service.web import auth, headers, rendering
+    from service.web.lms import launch_pages
     from service.web.ops import request_ids
 
     settings = app.config["SETTINGS"]
@@ -75,24 +75,22 @@ def register_extensions(app: Flask) -> None:
 
 def register_blueprints(app: Flask) -> None:
     """Mount one blueprint per concern."""
-    from service.lti import picking, views
     from service.web import admin, home
+    from service.web.lms import endpoints, picker
     from service.web.ops import health, metrics
-    from service.web.student import api
-    from service.web.student import student_pages as pages
-    from service.web.teacher import regrade_pages as regrades
-    from service.web.teacher import teacher_pages as gradebook
+    from service.web.student import api, student_pages
+    from service.web.teacher import regrade_pages, teacher_pages
 
     app.register_blueprint(api.bp)
     app.register_blueprint(health.bp)
     app.register_blueprint(metrics.bp)
     app.register_blueprint(home.bp)
     app.register_blueprint(admin.bp)
-    app.register_blueprint(views.bp)
-    app.register_blueprint(picking.bp)
-    app.register_blueprint(pages.bp)
-    app.register_blueprint(gradebook.bp)
-    app.register_blueprint(regrades.bp)
+    app.register_blueprint(endpoints.bp)
+    app.register_blueprint(picker.bp)
+    app.register_blueprint(student_pages.bp)
+    app.register_blueprint(teacher_pages.bp)
+    app.register_blueprint(regrade_pages.bp)
 
 
 def register_errorhandlers(app: Flask) -> None:

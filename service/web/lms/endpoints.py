@@ -14,11 +14,12 @@ from urllib.parse import urlencode
 from flask import Blueprint, Response, current_app, jsonify, redirect, render_template, request
 from werkzeug.wrappers import Response as WebResponse
 
-from service.lti import launch_pages, logins, registration
+from service.lti import logins, registration
 from service.lti.claims import LaunchProblem, check_target
 from service.lti.registration import RegistrationProblem
 from service.store import platform_rows, registration_tokens
 from service.store.models import utcnow
+from service.web.lms import launch_pages
 
 bp = Blueprint("lti", __name__, url_prefix="/lti")
 log = logging.getLogger("codeblanks.lti")

@@ -6,12 +6,12 @@ from flask import Blueprint, redirect, render_template, request, session, url_fo
 from werkzeug.wrappers import Response as WebResponse
 
 from core.lessons import Lesson
-from service.lti import launch_pages
 from service.lti.claims import LaunchProblem
 from service.lti.deep_linking import response_jwt
 from service.store import placement_rows, platform_rows
 from service.web import csrf
 from service.web.auth import add_placements, current_user, session_token
+from service.web.lms import launch_pages
 
 bp = Blueprint("lti_pick", __name__, url_prefix="/lti/pick")
 

@@ -4,9 +4,9 @@ import re
 
 import pytest
 
-from service.lti.launch_pages import _lms_urls
 from service.lti.validation import ValidLaunch
 from service.web.auth import origin_of
+from service.web.lms.launch_pages import _lms_urls
 from tests.factories import place
 from tests.service.sessions import sign_in
 
