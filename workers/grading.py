@@ -50,8 +50,6 @@ class Graded:
     retry_in_s: float = 0.0
     after: After | None = None  # GRADED and GAVE_UP only
 
-    # What workers.tasks read before `after`; kept until it reads `after` itself.
-
 
 def grade_stored(
     store: Store,

@@ -11,20 +11,13 @@ from core.verdicts import Verdict
 from service.store import submissions
 from service.store.models import GradeSync, QuestionAnswer, Submission, utcnow
 from tests.factories import add_student, place
+from tests.service.web import two_stores
 
 SOURCE = "print('hello')\n"
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def database_url(request, tmp_path):
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'api.db'}"
-    return request.getfixturevalue("postgres_cluster").new_database()
-
-
-@pytest.fixture
-def store(app):
-    return app.extensions["store"]
+# every test here runs on SQLite and on PostgreSQL, as the page tests do
+database_url, store = two_stores.database_url, two_stores.store
 
 
 @pytest.fixture
