@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -11,13 +10,13 @@ from typing import Any
 
 import yaml
 
+from core import lesson_fields as fields
 from core.compare import CompareMode, Tolerance
 from core.errors import LessonError
 from core.questions import BlankQuestion, ChoiceQuestion, MatchQuestion, Question
 from core.runs import Limits
 
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
-_MAX_FILE_BYTES = 64 * 1024
 _LIMIT_CAPS = {"time_s": 60.0, "memory_mb": 2048, "output_kb": 1024}
 
 
@@ -117,8 +116,8 @@ def load_catalog(root: Path) -> Catalog:
 def load_track(track_dir: Path) -> Track:
     """Load a track's track.yaml and check that it lists exactly the lessons present."""
     path = track_dir / "track.yaml"
-    data = _yaml_mapping(path)
-    _check_keys(path, data, required={"title", "lessons"}, optional={"description"})
+    data = fields.yaml_mapping(path)
+    fields.check_keys(path, data, required={"title", "lessons"}, optional={"description"})
     slugs = data["lessons"]
     if not isinstance(slugs, list) or not slugs or not all(isinstance(s, str) for s in slugs):
         raise LessonError(str(path), "lessons", "must be a non-empty list of lesson slugs")
@@ -133,8 +132,8 @@ def load_track(track_dir: Path) -> Track:
         raise LessonError(str(path), "lessons", f"does not list {', '.join(unlisted)}")
     return Track(
         slug=track_dir.name,
-        title=_text(path, data, "title"),
-        description=_text(path, data, "description", default=""),
+        title=fields.text(path, data, "title"),
+        description=fields.text(path, data, "description", default=""),
         lesson_ids=tuple(f"{track_dir.name}/{slug}" for slug in slugs),
     )
 
@@ -157,8 +156,8 @@ def load_lesson(lesson_dir: Path) -> Lesson:
         id=f"{track}/{slug}",
         track=track,
         slug=slug,
-        title=_text(lesson_dir / "lesson.md", front, "title"),
-        summary=_text(lesson_dir / "lesson.md", front, "summary", default=""),
+        title=fields.text(lesson_dir / "lesson.md", front, "title"),
+        summary=fields.text(lesson_dir / "lesson.md", front, "summary", default=""),
         body=body,
         questions=questions,
         exercise=exercise,
@@ -167,7 +166,7 @@ def load_lesson(lesson_dir: Path) -> Lesson:
 
 
 def _front_matter(path: Path) -> tuple[dict[str, Any], str]:
-    text = _read_text(path)
+    text = fields.read_text(path)
     if not text.startswith("---\n"):
         raise LessonError(str(path), None, "must start with a '---' YAML front matter block")
     end = text.find("\n---\n", 4)
@@ -179,7 +178,7 @@ def _front_matter(path: Path) -> tuple[dict[str, Any], str]:
         raise LessonError(str(path), "front matter", f"is not valid YAML: {exc}") from exc
     if not isinstance(front, dict):
         raise LessonError(str(path), "front matter", "must be a mapping")
-    _check_keys(path, front, required={"title"}, optional={"summary"})
+    fields.check_keys(path, front, required={"title"}, optional={"summary"})
     body = text[end + 5 :].strip("\n")
     if not body.strip():
         raise LessonError(str(path), "body", "the teaching text is empty")
@@ -187,7 +186,7 @@ def _front_matter(path: Path) -> tuple[dict[str, Any], str]:
 
 
 def _questions(path: Path) -> tuple[Question, ...]:
-    data = _yaml(path)
+    data = fields.load_yaml(path)
     if not isinstance(data, list) or not data:
         raise LessonError(str(path), None, "must be a non-empty list of questions")
     seen: set[str] = set()
@@ -208,7 +207,9 @@ def _question(path: Path, index: int, item: dict[str, Any]) -> Question:
     kind = item.get("type")
     at = f"[{index}]"
     if kind == "choice":
-        _check_keys(path, item, required=base | {"options", "answer"}, optional={"points"}, at=at)
+        fields.check_keys(
+            path, item, required=base | {"options", "answer"}, optional={"points"}, at=at
+        )
         options = item["options"]
         if not isinstance(options, list) or len(options) < 2:
             raise LessonError(str(path), f"{at}.options", "needs a list of at least 2 options")
@@ -222,8 +223,10 @@ def _question(path: Path, index: int, item: dict[str, Any]) -> Question:
             **_question_base(path, at, item), options=tuple(options), answer=answer
         )
     if kind == "blank":
-        _check_keys(path, item, required=base | {"template", "answers"}, optional={"points"}, at=at)
-        template = _text(path, item, "template", at=at)
+        fields.check_keys(
+            path, item, required=base | {"template", "answers"}, optional={"points"}, at=at
+        )
+        template = fields.text(path, item, "template", at=at)
         if template.count("____") != 1:
             raise LessonError(str(path), f"{at}.template", "must contain exactly one '____'")
         answers = item["answers"]
@@ -234,7 +237,7 @@ def _question(path: Path, index: int, item: dict[str, Any]) -> Question:
             raise LessonError(str(path), f"{at}.answers", "an accepted fill is empty")
         return BlankQuestion(**_question_base(path, at, item), template=template, answers=fills)
     if kind == "match":
-        _check_keys(path, item, required=base | {"pairs"}, optional={"points"}, at=at)
+        fields.check_keys(path, item, required=base | {"pairs"}, optional={"points"}, at=at)
         pairs = item["pairs"]
         if not isinstance(pairs, dict) or len(pairs) < 2:
             raise LessonError(str(path), f"{at}.pairs", "needs a mapping of at least 2 terms")
@@ -254,21 +257,21 @@ def _question_base(path: Path, at: str, item: dict[str, Any]) -> dict[str, Any]:
         raise LessonError(str(path), f"{at}.id", "must be a lowercase slug")
     return {
         "id": qid,
-        "prompt": _text(path, item, "prompt", at=at),
-        "explanation": _text(path, item, "explanation", at=at),
+        "prompt": fields.text(path, item, "prompt", at=at),
+        "explanation": fields.text(path, item, "explanation", at=at),
         "points": _points(path, item, at, default=1.0),
     }
 
 
 def _exercise(path: Path) -> Exercise:
-    data = _yaml_mapping(path)
-    _check_keys(
+    data = fields.yaml_mapping(path)
+    fields.check_keys(
         path,
         data,
         required={"title", "prompt", "entrypoint"},
         optional={"compare", "tolerance", "limits", "points"},
     )
-    entrypoint = _text(path, data, "entrypoint")
+    entrypoint = fields.text(path, data, "entrypoint")
     if "/" in entrypoint or not entrypoint.endswith(".py"):
         raise LessonError(str(path), "entrypoint", "must be a .py file name in starter/")
     try:
@@ -283,15 +286,15 @@ def _exercise(path: Path) -> Exercise:
     for name, files in (("starter", starter), ("solution", solution)):
         if entrypoint not in files:
             raise LessonError(str(lesson_dir / name), entrypoint, "the entrypoint is missing")
-    expected = _read_text(lesson_dir / "expected_output.txt")
+    expected = fields.read_text(lesson_dir / "expected_output.txt")
     if not expected.strip():
         raise LessonError(str(lesson_dir / "expected_output.txt"), None, "is empty")
     return Exercise(
-        title=_text(path, data, "title"),
-        prompt=_text(path, data, "prompt"),
+        title=fields.text(path, data, "title"),
+        prompt=fields.text(path, data, "prompt"),
         entrypoint=entrypoint,
         compare=mode,
-        tolerance=_tolerance(path, data.get("tolerance")),
+        tolerance=fields.tolerance(path, data.get("tolerance")),
         limits=_limits(path, data.get("limits")),
         points=_points(path, data, "", default=1.0),
         starter=starter,
@@ -300,28 +303,12 @@ def _exercise(path: Path) -> Exercise:
     )
 
 
-def _tolerance(path: Path, raw: object) -> Tolerance:
-    if raw is None:
-        return Tolerance()
-    if not isinstance(raw, dict):
-        raise LessonError(str(path), "tolerance", "must be a mapping {rel, abs}")
-    _check_keys(path, raw, required=set(), optional={"rel", "abs"}, at="tolerance")
-    values = {}
-    for key in ("rel", "abs"):
-        if key in raw:
-            value = raw[key]
-            if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
-                raise LessonError(str(path), f"tolerance.{key}", "must be a number >= 0")
-            values[key] = float(value)
-    return Tolerance(**values)
-
-
 def _limits(path: Path, raw: object) -> Limits:
     if raw is None:
         return Limits()
     if not isinstance(raw, dict):
         raise LessonError(str(path), "limits", "must be a mapping")
-    _check_keys(path, raw, required=set(), optional=set(_LIMIT_CAPS), at="limits")
+    fields.check_keys(path, raw, required=set(), optional=set(_LIMIT_CAPS), at="limits")
     values: dict[str, Any] = {}
     for key, cap in _LIMIT_CAPS.items():
         if key not in raw:
@@ -341,7 +328,7 @@ def _files(directory: Path) -> dict[str, str]:
         if path.is_symlink():
             raise LessonError(str(path), None, "symbolic links are not allowed in lessons")
         if path.is_file() and "__pycache__" not in path.parts:
-            files[path.relative_to(directory).as_posix()] = _read_text(path)
+            files[path.relative_to(directory).as_posix()] = fields.read_text(path)
     return files
 
 
@@ -351,57 +338,3 @@ def _points(path: Path, data: dict[str, Any], at: str, default: float) -> float:
     if not isinstance(value, int | float) or isinstance(value, bool) or not 0 < value <= 1000:
         raise LessonError(str(path), field, "must be a number in (0, 1000]")
     return float(value)
-
-
-def _text(
-    path: Path, data: dict[str, Any], key: str, default: str | None = None, at: str = ""
-) -> str:
-    field = f"{at}.{key}" if at else key
-    value = data.get(key, default)
-    if value is None:
-        raise LessonError(str(path), field, "is required")
-    if not isinstance(value, str) or (default is None and not value.strip()):
-        raise LessonError(str(path), field, "must be non-empty text")
-    return value
-
-
-def _check_keys(
-    path: Path, data: dict[str, Any], required: set[str], optional: set[str], at: str = ""
-) -> None:
-    prefix = f"{at}." if at else ""
-    known = required | optional
-    for key in sorted(map(str, data.keys() - known)):
-        close = difflib.get_close_matches(key, sorted(known), n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise LessonError(str(path), prefix + key, f"is not a known field{hint}")
-    for key in sorted(required - data.keys()):
-        raise LessonError(str(path), prefix + key, "is required")
-
-
-def _yaml_mapping(path: Path) -> dict[str, Any]:
-    data = _yaml(path)
-    if not isinstance(data, dict):
-        raise LessonError(str(path), None, "must be a YAML mapping")
-    return data
-
-
-def _yaml(path: Path) -> Any:
-    try:
-        return yaml.safe_load(_read_text(path))
-    except yaml.YAMLError as exc:
-        raise LessonError(str(path), None, f"is not valid YAML: {exc}") from exc
-
-
-def _read_text(path: Path) -> str:
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise LessonError(str(path), None, "the file is missing") from None
-    except OSError as exc:
-        raise LessonError(str(path), None, f"cannot be read: {exc.strerror}") from exc
-    if len(raw) > _MAX_FILE_BYTES:
-        raise LessonError(str(path), None, f"is larger than {_MAX_FILE_BYTES // 1024} KiB")
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise LessonError(str(path), None, f"is not UTF-8 text (byte {exc.start})") from exc
