@@ -58,6 +58,7 @@ class _Recording:
     def __init__(self, inner: Sandbox) -> None:
         self.inner = inner
         self.last: RunResult | None = None
+        self.parallel_runs = inner.parallel_runs
 
     def run(self, request: RunRequest) -> RunResult:
         self.last = self.inner.run(request)

@@ -11,6 +11,7 @@ from typing import Any
 import yaml
 
 from core import lesson_fields as fields
+from core.cases import HARNESS, HARNESS_CONFIG, Case, load_cases
 from core.compare import CompareMode, Tolerance
 from core.errors import LessonError
 from core.questions import BlankQuestion, ChoiceQuestion, MatchQuestion, Question
@@ -33,7 +34,9 @@ class Exercise:
     points: float
     starter: Mapping[str, str]
     solution: Mapping[str, str]
-    expected_output: str
+    expected_output: str  # expected_output.txt; "" when the cases say what to expect
+    cases: tuple[Case, ...]  # the implicit one (expected_output.txt) without `cases`
+    has_cases: bool = False  # exercise.yaml lists `cases`
 
     @property
     def starter_code(self) -> str:
@@ -269,7 +272,7 @@ def _exercise(path: Path) -> Exercise:
         path,
         data,
         required={"title", "prompt", "entrypoint"},
-        optional={"compare", "tolerance", "limits", "points"},
+        optional={"compare", "tolerance", "limits", "points", "cases"},
     )
     entrypoint = fields.text(path, data, "entrypoint")
     if "/" in entrypoint or not entrypoint.endswith(".py"):
@@ -286,20 +289,33 @@ def _exercise(path: Path) -> Exercise:
     for name, files in (("starter", starter), ("solution", solution)):
         if entrypoint not in files:
             raise LessonError(str(lesson_dir / name), entrypoint, "the entrypoint is missing")
-    expected = fields.read_text(lesson_dir / "expected_output.txt")
-    if not expected.strip():
-        raise LessonError(str(lesson_dir / "expected_output.txt"), None, "is empty")
+        clash = sorted(files.keys() & {HARNESS, HARNESS_CONFIG})
+        if clash:
+            raise LessonError(str(lesson_dir / name), clash[0], "this file name is the grader's")
+    tolerance = fields.tolerance(path, data.get("tolerance"))
+    expected_path = lesson_dir / "expected_output.txt"
+    if "cases" in data:
+        cases = load_cases(path, data["cases"], mode, tolerance)
+        expected = fields.read_text(expected_path) if expected_path.exists() else ""
+    else:
+        expected = fields.read_text(expected_path)
+        if not expected.strip():
+            raise LessonError(str(expected_path), None, "is empty")
+        implicit = Case("expected output", 1.0, False, mode, tolerance, output=expected)
+        cases = (implicit,)
     return Exercise(
         title=fields.text(path, data, "title"),
         prompt=fields.text(path, data, "prompt"),
         entrypoint=entrypoint,
         compare=mode,
-        tolerance=fields.tolerance(path, data.get("tolerance")),
+        tolerance=tolerance,
         limits=_limits(path, data.get("limits")),
         points=_points(path, data, "", default=1.0),
         starter=starter,
         solution=solution,
         expected_output=expected,
+        cases=cases,
+        has_cases="cases" in data,
     )
 
 

@@ -98,7 +98,16 @@ class RunResult:
 
 
 class Sandbox(Protocol):
-    """Runs untrusted code in isolation. Every backend implements this one method."""
+    """Runs untrusted code in isolation. Every backend implements this one method.
+
+    `parallel_runs` says how many runs it takes at once with profit (the cases of one
+    submission run that many at a time); `run` is safe to call from that many threads.
+    """
+
+    @property
+    def parallel_runs(self) -> int:
+        """Return how many runs this sandbox takes at once with profit."""
+        ...
 
     def run(self, request: RunRequest) -> RunResult:
         """Run the request's entrypoint with its files and limits, and return what happened."""

@@ -1,11 +1,13 @@
-"""From a student's source to a verdict: check, run in a sandbox, compare outside it."""
+"""From a student's source to a verdict: check, run each case in a sandbox, compare outside it."""
 
 from __future__ import annotations
 
-import signal as signals
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from core.compare import LineDiff, compare
+from core.cases import CaseVerdict, crash_detail, judge_case
+from core.compare import LineDiff
 from core.lessons import Exercise
 from core.runs import (
     RunOutcome,
@@ -20,7 +22,11 @@ from core.sources import SourceRefused, check_source
 
 @dataclass(frozen=True)
 class Verdict:
-    """The graded outcome of one submission to an exercise."""
+    """The graded outcome of one submission to an exercise.
+
+    `stdout`, `stderr` and `exit_code` are the first case's; `score` is the passed cases'
+    weight over all the weight; `feedback` and `diff` never show what a hidden case holds.
+    """
 
     status: RunStatus
     score: float
@@ -30,6 +36,7 @@ class Verdict:
     duration_ms: int
     feedback: str
     diff: LineDiff | None = None
+    cases: tuple[CaseVerdict, ...] = ()
 
     def as_json(self, lesson_id: str) -> dict[str, object]:
         """Return the verdict as the JSON object of the CLI contract."""
@@ -42,6 +49,7 @@ class Verdict:
             "exit_code": self.exit_code,
             "duration_ms": self.duration_ms,
             "feedback": self.feedback,
+            "cases": [case.as_json() for case in self.cases],
         }
 
 
@@ -50,61 +58,66 @@ def grade_source(exercise: Exercise, source: bytes, sandbox: Sandbox) -> Verdict
     try:
         text = check_source(source)
     except SourceRefused as refused:
-        return judge(exercise, RunResult(outcome=RunOutcome.REJECTED, reason=refused.message))
-    request = RunRequest(
-        files=exercise.files_with(text),
-        entrypoint=exercise.entrypoint,
-        limits=exercise.limits,
-    )
-    return judge(exercise, sandbox.run(request))
+        rejected = RunResult(outcome=RunOutcome.REJECTED, reason=refused.message)
+        return judge(exercise, [rejected] * len(exercise.cases))
+    files = exercise.files_with(text)
+    requests = [
+        case.request(files, exercise.entrypoint, exercise.limits) for case in exercise.cases
+    ]
+    return judge(exercise, run_all(sandbox, requests))
 
 
-def judge(exercise: Exercise, result: RunResult) -> Verdict:
-    """Turn a run's result into a verdict, comparing its stdout with the expected output."""
-    stdout = _text(result.stdout)
-    stderr = _text(result.stderr)
+def run_all(sandbox: Sandbox, requests: Sequence[RunRequest]) -> list[RunResult]:
+    """Run every request, as many at a time as the sandbox takes; results in request order."""
+    width = min(len(requests), max(sandbox.parallel_runs, 1))
+    if width <= 1:
+        return [sandbox.run(request) for request in requests]
+    with ThreadPoolExecutor(width, thread_name_prefix="case") as pool:
+        return list(pool.map(sandbox.run, requests))
+
+
+def judge(exercise: Exercise, results: Sequence[RunResult]) -> Verdict:
+    """Turn the cases' results (in case order) into the exercise's verdict."""
     limits = exercise.limits
-
-    def verdict(status: RunStatus, feedback: str, diff: LineDiff | None = None) -> Verdict:
-        return Verdict(
-            status=status,
-            score=1.0 if status is RunStatus.PASSED else 0.0,
-            stdout=stdout,
-            stderr=stderr,
-            exit_code=result.exit_code,
-            duration_ms=result.duration_ms,
-            feedback=feedback,
-            diff=diff,
-        )
-
-    if result.outcome is not RunOutcome.EXITED:
-        status = RunStatus(result.outcome.value)
-        return verdict(status, student_message(status, limits, result.reason))
-    if result.exit_code != 0:
-        detail = _crash_detail(result, stderr)
-        return verdict(RunStatus.ERROR, f"{student_message(RunStatus.ERROR, limits)} {detail}")
-    comparison = compare(exercise.expected_output, stdout, exercise.compare, exercise.tolerance)
-    if comparison.matches:
-        return verdict(RunStatus.PASSED, student_message(RunStatus.PASSED, limits))
-    return verdict(
-        RunStatus.FAILED,
-        f"{student_message(RunStatus.FAILED, limits)} {comparison.explain()}",
-        comparison.diff,
+    cases = tuple(
+        judge_case(case, result, limits)
+        for case, result in zip(exercise.cases, results, strict=True)
+    )
+    first, failing = cases[0], next((case for case in cases if not case.passed), None)
+    total = sum(case.weight for case in cases)
+    score = sum(case.weight for case in cases if case.passed) / total
+    if not exercise.has_cases:
+        feedback = _single_feedback(first, results[0], exercise)
+    else:
+        feedback = _feedback(cases, score)
+    return Verdict(
+        status=RunStatus.PASSED if failing is None else failing.status,
+        score=score,
+        stdout=first.stdout,
+        stderr=first.stderr,
+        exit_code=first.exit_code,
+        duration_ms=sum(case.duration_ms for case in cases),
+        feedback=feedback,
+        diff=None if failing is None or failing.hidden else failing.diff,
+        cases=cases,
     )
 
 
-def _crash_detail(result: RunResult, stderr: str) -> str:
-    if result.signal is not None:
-        try:
-            name = signals.Signals(result.signal).name
-        except ValueError:
-            name = f"signal {result.signal}"
-        return f"It was killed by {name}."
-    last = next((line for line in reversed(stderr.splitlines()) if line.strip()), "")
-    if last:
-        return f"Last error line: {last.strip()[:300]}"
-    return f"It exited with status {result.exit_code}."
+def _single_feedback(case: CaseVerdict, result: RunResult, exercise: Exercise) -> str:
+    """Word the one implicit case's verdict as the exercise's, as before cases existed."""
+    limits, status = exercise.limits, case.status
+    if status is RunStatus.PASSED:
+        return student_message(status, limits)
+    if status is RunStatus.FAILED:
+        return f"{student_message(status, limits)} {case.feedback}"
+    if status is RunStatus.ERROR:
+        return f"{student_message(status, limits)} {crash_detail(result)}"
+    return case.feedback
 
 
-def _text(raw: bytes) -> str:
-    return raw.decode("utf-8", errors="replace")
+def _feedback(cases: Sequence[CaseVerdict], score: float) -> str:
+    passed = sum(case.passed for case in cases)
+    if passed == len(cases):
+        return f"All {len(cases)} cases passed."
+    head = f"{passed} of {len(cases)} cases passed ({score:.0%} of the points)."
+    return " ".join([head, *(case.summary() for case in cases if not case.passed)])

@@ -110,6 +110,7 @@ class BwrapSandbox:
         # launchers armed for the next runs, at most one per core; armed from the second run on
         # (a one-shot caller such as `codeblanks grade` never pays for a spare it won't use)
         self._max_spares = os.cpu_count() or 1
+        self.parallel_runs = os.cpu_count() or 1  # each run is its own process tree
         self._spares: list[_Launcher] = []
         self._lock = threading.Lock()
         self._runs = 0

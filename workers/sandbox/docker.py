@@ -65,6 +65,7 @@ class DockerSandbox:
         self.image = image
         self._docker = shutil.which("docker", path=_ENV["PATH"])
         self._checked = False
+        self.parallel_runs = os.cpu_count() or 1  # each container is given one CPU
         self._accounting = False  # whether runs get a cgroup parent of ours (see check)
 
     def check(self) -> None:

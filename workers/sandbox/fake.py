@@ -25,6 +25,7 @@ class FakeSandbox:
 
     responder: Responder = echo_source
     requests: list[RunRequest] = field(default_factory=list)
+    parallel_runs: int = 1  # runs in the caller's thread, in order
 
     def run(self, request: RunRequest) -> RunResult:
         """Record the request and return the scripted result."""

@@ -83,6 +83,11 @@ class WarmSandbox:
         self._limits = Limits()  # the next run is armed for the last run's limits
         self._finalizer = weakref.finalize(self, _discard_all, self._keepers, self._stop)
 
+    @property
+    def parallel_runs(self) -> int:
+        """Return the pool's size: one run per slot at a time."""
+        return self.size
+
     def check(self) -> None:
         """Raise GraderError saying what is missing when this backend cannot run here."""
         self.runtime.check()

@@ -21,7 +21,17 @@ def test_grade_json_contract_for_the_seed_solution():
         "exit_code",
         "duration_ms",
         "feedback",
+        "cases",
     }
+    assert verdict["cases"] == [
+        {
+            "name": "expected output",
+            "status": "passed",
+            "weight": 1.0,
+            "hidden": False,
+            "feedback": "Case 'expected output' passed.",
+        }
+    ]
     assert verdict["lesson"] == "expert/what-is-attention"
     assert verdict["status"] == "passed" and verdict["score"] == 1.0
     assert verdict["exit_code"] == 0 and verdict["duration_ms"] > 0

@@ -1,0 +1,362 @@
+"""An exercise's cases (LESSONS.md, "Cases"): what each run gets, and how its result is judged.
+
+A run case runs the entrypoint with its stdin and argv and compares stdout; a value case
+imports the entrypoint and compares the value of an expression. What goes into the sandbox is
+the student's files and the case's input; the expected output or value stays here, on the host.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from core import lesson_fields as fields
+from core import values
+from core.compare import CompareMode, LineDiff, Tolerance, compare
+from core.errors import LessonError
+from core.runs import Limits, RunOutcome, RunRequest, RunResult, RunStatus, student_message
+
+HARNESS = "__codeblanks_case__.py"
+HARNESS_CONFIG = "__codeblanks_case__.json"
+_HARNESS_SOURCE = (Path(__file__).parent / "case_harness.py").read_bytes()
+_RUN_KEYS = {"stdin", "argv", "expected_output", "output"}
+_VALUE_KEYS = {"expr", "expected"}
+_COMMON_KEYS = {"name", "weight", "hidden", "compare", "tolerance"}
+_MAX_CASES = 50
+_MAX_NAME = 80
+_MAX_INPUT = 64 * 1024
+
+
+@dataclass(frozen=True)
+class Case:
+    """One check of an exercise: a run (stdin/argv -> stdout) or a value (expr -> value)."""
+
+    name: str
+    weight: float
+    hidden: bool
+    compare: CompareMode
+    tolerance: Tolerance
+    stdin: str = ""
+    argv: tuple[str, ...] = ()
+    output: str = ""  # a run case's expected stdout
+    expr: str | None = None  # set for a value case
+    expected: Any = None  # a value case's expected value (plain data)
+
+    @property
+    def is_value(self) -> bool:
+        """Return whether this case checks an expression's value (else a run's stdout)."""
+        return self.expr is not None
+
+    def describe_input(self) -> str:
+        """Say what the program is given, for a student who may see this case."""
+        if self.expr is not None:
+            return self.expr
+        parts = []
+        if self.argv:
+            parts.append("arguments: " + " ".join(json.dumps(arg) for arg in self.argv))
+        if self.stdin:
+            parts.append("stdin:\n" + self.stdin)
+        return "\n".join(parts) or "(no input)"
+
+    def describe_expected(self) -> str:
+        """Render the expected output or value, for a student who may see this case."""
+        return values.show(self.expected) if self.expr is not None else self.output
+
+    def request(self, files: Mapping[str, bytes], entrypoint: str, limits: Limits) -> RunRequest:
+        """Return the run of this case: the student's files and this case's input, no answer."""
+        stdin = self.stdin.encode()
+        if self.expr is None and not self.argv:
+            return RunRequest(files=files, entrypoint=entrypoint, limits=limits, stdin=stdin)
+        config: dict[str, Any] = {"entrypoint": entrypoint}
+        if self.expr is not None:
+            config.update(mode="value", expr=self.expr)
+        else:
+            config.update(mode="run", argv=list(self.argv))
+        with_harness = {
+            **files,
+            HARNESS: _HARNESS_SOURCE,
+            HARNESS_CONFIG: json.dumps(config).encode(),
+        }
+        return RunRequest(files=with_harness, entrypoint=HARNESS, limits=limits, stdin=stdin)
+
+
+@dataclass(frozen=True)
+class CaseVerdict:
+    """How one case went, with everything a teacher may see; `public` hides a hidden case's."""
+
+    name: str
+    status: RunStatus
+    weight: float
+    hidden: bool
+    feedback: str  # what went wrong (or right), in full
+    input: str
+    expected: str
+    got: str  # the output, or the value as shown
+    stdout: str
+    stderr: str
+    exit_code: int | None
+    duration_ms: int
+    diff: LineDiff | None = None
+
+    @property
+    def passed(self) -> bool:
+        """Return whether the case passed."""
+        return self.status is RunStatus.PASSED
+
+    def summary(self) -> str:
+        """Return the line a student sees for this case: a hidden case gives its verdict only."""
+        if self.hidden:
+            return f"Hidden case '{self.name}' {_verdict_word(self.status)}."
+        return f"Case '{self.name}' {_verdict_word(self.status)}. {self.feedback}".rstrip()
+
+    def as_json(self) -> dict[str, object]:
+        """Return the case as stored and as the CLI prints it (`feedback` is the summary)."""
+        return {
+            "name": self.name,
+            "status": self.status.value,
+            "weight": self.weight,
+            "hidden": self.hidden,
+            "feedback": self.summary(),
+        }
+
+    def record(self) -> dict[str, object]:
+        """Return everything about the case, for the store (shown per the reveal policy)."""
+        return {
+            **self.as_json(),
+            "detail": self.feedback,
+            "input": self.input,
+            "expected": self.expected,
+            "got": self.got,
+            "stdout": self.stdout,
+            "stderr": self.stderr,
+            "exit_code": self.exit_code,
+            "duration_ms": self.duration_ms,
+            "diff": None
+            if self.diff is None
+            else {"line": self.diff.line, "expected": self.diff.expected, "got": self.diff.got},
+        }
+
+
+def judge_case(case: Case, result: RunResult, limits: Limits) -> CaseVerdict:
+    """Turn one case's run into its verdict; the comparison happens here, outside the sandbox."""
+    stdout, stderr = _text(result.stdout), _text(result.stderr)
+
+    def verdict(
+        status: RunStatus, feedback: str, got: str = "", diff: LineDiff | None = None
+    ) -> CaseVerdict:
+        return CaseVerdict(
+            name=case.name,
+            status=status,
+            weight=case.weight,
+            hidden=case.hidden,
+            feedback=feedback,
+            input=case.describe_input(),
+            expected=case.describe_expected(),
+            got=got if case.is_value else stdout,
+            stdout=stdout,
+            stderr=stderr,
+            exit_code=result.exit_code,
+            duration_ms=result.duration_ms,
+            diff=diff,
+        )
+
+    if result.outcome is not RunOutcome.EXITED:
+        status = RunStatus(result.outcome.value)
+        return verdict(status, student_message(status, limits, result.reason))
+    if result.exit_code != 0:
+        return verdict(RunStatus.ERROR, f"It stopped with an error. {crash_detail(result)}")
+    if not case.is_value:
+        comparison = compare(case.output, stdout, case.compare, case.tolerance)
+        if comparison.matches:
+            return verdict(RunStatus.PASSED, "")
+        return verdict(RunStatus.FAILED, comparison.explain(), diff=comparison.diff)
+    if not result.stdout:
+        return verdict(RunStatus.ERROR, "No value came back: did the program exit early?")
+    try:
+        got = values.decode(result.stdout)
+    except values.ValueRefused as refused:
+        return verdict(RunStatus.ERROR, f"Its value could not be read: {refused}.")
+    shown = values.show(got)
+    if isinstance(got, values.Unsupported):
+        return verdict(
+            RunStatus.FAILED,
+            f"The expression gave {got.what}, which is not a value that can be checked.",
+            shown,
+        )
+    held = values.compare_values(case.expected, got, case.compare, case.tolerance)
+    if held.matches:
+        return verdict(RunStatus.PASSED, "", shown)
+    return verdict(RunStatus.FAILED, held.detail, shown)
+
+
+def crash_detail(result: RunResult) -> str:
+    """Say how a program that exited with an error ended: its signal or its last error line."""
+    import signal as signals
+
+    if result.signal is not None:
+        try:
+            name = signals.Signals(result.signal).name
+        except ValueError:
+            name = f"signal {result.signal}"
+        return f"It was killed by {name}."
+    stderr = _text(result.stderr)
+    last = next((line for line in reversed(stderr.splitlines()) if line.strip()), "")
+    if last:
+        return f"Last error line: {last.strip()[:300]}"
+    return f"It exited with status {result.exit_code}."
+
+
+def load_cases(
+    path: Path, raw: object, compare_mode: CompareMode, tolerance: Tolerance
+) -> tuple[Case, ...]:
+    """Read exercise.yaml's `cases`; raise LessonError naming the file, the case and the field."""
+    if not isinstance(raw, list) or not raw:
+        raise LessonError(str(path), "cases", "must be a non-empty list of cases")
+    if len(raw) > _MAX_CASES:
+        raise LessonError(str(path), "cases", f"has more than {_MAX_CASES} cases")
+    cases: list[Case] = []
+    for index, item in enumerate(raw):
+        case = _case(path, index, item, compare_mode, tolerance)
+        if any(other.name == case.name for other in cases):
+            raise LessonError(str(path), f"cases[{index}].name", f"{case.name!r} is used twice")
+        cases.append(case)
+    return tuple(cases)
+
+
+def _case(
+    path: Path, index: int, item: object, compare_mode: CompareMode, tolerance: Tolerance
+) -> Case:
+    at = f"cases[{index}]"
+    if not isinstance(item, dict):
+        raise LessonError(str(path), at, "each case must be a mapping")
+    name = item.get("name")
+    if isinstance(name, str) and name.strip():
+        at = f"cases[{index}] ({name.strip()[:_MAX_NAME]!r})"
+    is_value = "expr" in item or "expected" in item
+    kind_keys = _VALUE_KEYS if is_value else _RUN_KEYS
+    mixed = sorted(item.keys() & ((_RUN_KEYS | _VALUE_KEYS) - kind_keys))
+    if mixed:
+        raise LessonError(
+            str(path),
+            f"{at}.{mixed[0]}",
+            "a case is either a run case (stdin, argv, output or expected_output) "
+            "or a value case (expr and expected), not both",
+        )
+    required = {"name"} | (_VALUE_KEYS if is_value else set())
+    fields.check_keys(path, item, required=required, optional=_COMMON_KEYS | kind_keys, at=at)
+    name = fields.text(path, item, "name", at=at).strip()
+    if len(name) > _MAX_NAME:
+        raise LessonError(str(path), f"{at}.name", f"is longer than {_MAX_NAME} characters")
+    mode, case_tolerance = _comparison(path, item, at, compare_mode, tolerance)
+    weight, hidden = _weight(path, item, at), _flag(path, item, at, "hidden")
+    if is_value:
+        expr = fields.text(path, item, "expr", at=at)
+        try:
+            compile(expr, "<case>", "eval", dont_inherit=True)
+        except SyntaxError as exc:
+            problem = f"is not a Python expression: {exc.msg}"
+            raise LessonError(str(path), f"{at}.expr", problem) from None
+        wrong = values.check_expected(item["expected"])
+        if wrong:
+            raise LessonError(str(path), f"{at}.expected", wrong)
+        expected = item["expected"]
+        return Case(name, weight, hidden, mode, case_tolerance, expr=expr, expected=expected)
+    return Case(
+        name,
+        weight,
+        hidden,
+        mode,
+        case_tolerance,
+        stdin=_input_text(path, item, at),
+        argv=_argv(path, item, at),
+        output=_output(path, item, at),
+    )
+
+
+def _comparison(
+    path: Path, item: dict[str, Any], at: str, mode: CompareMode, tolerance: Tolerance
+) -> tuple[CompareMode, Tolerance]:
+    if "compare" in item:
+        try:
+            mode = CompareMode(item["compare"])
+        except ValueError:
+            raise LessonError(str(path), f"{at}.compare", "must be 'exact' or 'numeric'") from None
+    if "tolerance" in item:
+        if mode is not CompareMode.NUMERIC:
+            raise LessonError(str(path), f"{at}.tolerance", "applies only with compare: numeric")
+        tolerance = fields.tolerance(path, item["tolerance"])
+    return mode, tolerance
+
+
+def _weight(path: Path, item: dict[str, Any], at: str) -> float:
+    value = item.get("weight", 1)
+    if not isinstance(value, int | float) or isinstance(value, bool) or not 0 < value <= 1000:
+        raise LessonError(str(path), f"{at}.weight", "must be a number in (0, 1000]")
+    return float(value)
+
+
+def _flag(path: Path, item: dict[str, Any], at: str, key: str) -> bool:
+    value = item.get(key, False)
+    if not isinstance(value, bool):
+        raise LessonError(str(path), f"{at}.{key}", "must be true or false")
+    return value
+
+
+def _input_text(path: Path, item: dict[str, Any], at: str) -> str:
+    value = item.get("stdin", "")
+    if not isinstance(value, str):
+        raise LessonError(str(path), f"{at}.stdin", "must be text (quote it in YAML)")
+    if len(value.encode()) > _MAX_INPUT:
+        raise LessonError(str(path), f"{at}.stdin", f"is larger than {_MAX_INPUT // 1024} KiB")
+    return value
+
+
+def _argv(path: Path, item: dict[str, Any], at: str) -> tuple[str, ...]:
+    value = item.get("argv", [])
+    if not isinstance(value, list) or not all(isinstance(a, str | int | float) for a in value):
+        raise LessonError(str(path), f"{at}.argv", "must be a list of arguments (text)")
+    argv = tuple(str(a) for a in value)
+    if any("\0" in a for a in argv):
+        raise LessonError(str(path), f"{at}.argv", "an argument holds a NUL character")
+    return argv
+
+
+def _output(path: Path, item: dict[str, Any], at: str) -> str:
+    if ("output" in item) == ("expected_output" in item):
+        raise LessonError(
+            str(path), f"{at}.output", "a run case needs exactly one of output or expected_output"
+        )
+    if "output" in item:
+        value = item["output"]
+        if not isinstance(value, str):
+            raise LessonError(str(path), f"{at}.output", "must be text (quote it in YAML)")
+        return value
+    name = fields.text(path, item, "expected_output", at=at)
+    lesson_dir = path.parent.resolve()
+    target = (lesson_dir / name).resolve()
+    if not target.is_relative_to(lesson_dir) or name.startswith(("starter/", "solution/")):
+        raise LessonError(
+            str(path), f"{at}.expected_output", "must name a file of the lesson directory"
+        )
+    if target.is_symlink() or (lesson_dir / name).is_symlink():
+        raise LessonError(str(path), f"{at}.expected_output", "must not be a symbolic link")
+    return fields.read_text(target)
+
+
+def _verdict_word(status: RunStatus) -> str:
+    return {
+        RunStatus.PASSED: "passed",
+        RunStatus.FAILED: "failed",
+        RunStatus.ERROR: "stopped with an error",
+        RunStatus.TIMEOUT: "ran out of time",
+        RunStatus.MEMORY_LIMIT: "used too much memory",
+        RunStatus.OUTPUT_LIMIT: "printed too much",
+        RunStatus.REJECTED: "was not run",
+    }[status]
+
+
+def _text(raw: bytes) -> str:
+    return raw.decode("utf-8", errors="replace")
