@@ -114,7 +114,7 @@ _PLACEMENT = (
 )
 _VERDICT_COLUMNS = (
     "run_status", "score", "stdout", "stderr", "exit_code", "duration_ms", "feedback",
-    "diff_line", "diff_expected", "diff_got", "grader_error", "graded_at",
+    "diff_line", "diff_expected", "diff_got", "cases", "grader_error", "graded_at",
 )  # fmt: skip
 _VERDICT = (
     update(Submission)
@@ -291,6 +291,7 @@ def finish(
         "new_diff_line": diff.line if diff else None,
         "new_diff_expected": diff.expected if diff else None,
         "new_diff_got": diff.got if diff else None,
+        "new_cases": [case.record() for case in verdict.cases] or None,
         "new_grader_error": grader_error,
         "new_graded_at": now,
     }

@@ -4,6 +4,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select
 
+from core.cases import CaseVerdict
 from core.compare import LineDiff
 from core.runs import RunStatus
 from core.verdicts import Verdict
@@ -206,3 +207,32 @@ def test_without_its_lesson_a_grade_to_no_lms_is_settled_with_the_verdict(
     else:
         assert [(s.status, s.attempts) for s in syncs] == [(SyncStatus.SKIPPED, 1)]
         assert syncs[0].last_error == grades.missing_lesson(SCALED)
+
+
+def test_finish_keeps_every_case_with_what_a_hidden_one_holds(store, queued):
+    hidden = CaseVerdict(
+        "large scores", RunStatus.FAILED, 2.0, True, "At [0]: expected 0.5, got nan.",
+        "softmax(np.array([1000.0, 1000.0]))", "[0.5, 0.5]", "array([nan, nan], dtype=float64)",
+        "", "RuntimeWarning", 0, 8,
+    )  # fmt: skip
+    shown = CaseVerdict("example", RunStatus.PASSED, 1.0, False, "", "(no input)", "ok\n",
+                        "ok\n", "ok\n", "", 0, 7)  # fmt: skip
+    verdict = Verdict(RunStatus.FAILED, 1 / 3, "ok\n", "", 0, 15, "1 of 2", None, (shown, hidden))
+    claim = submissions.claim(store, queued, 30, utcnow())
+    assert submissions.finish(store, claim, verdict, utcnow()).saved
+    kept = row(store, queued).cases
+    assert [case["name"] for case in kept] == ["example", "large scores"]
+    assert kept[1] == {
+        **hidden.as_json(),
+        "status": "failed",
+        "detail": "At [0]: expected 0.5, got nan.",
+        "input": "softmax(np.array([1000.0, 1000.0]))",
+        "expected": "[0.5, 0.5]",
+        "got": "array([nan, nan], dtype=float64)",
+        "stdout": "",
+        "stderr": "RuntimeWarning",
+        "exit_code": 0,
+        "duration_ms": 8,
+        "diff": None,
+    }
+    assert kept[1]["feedback"] == "Hidden case 'large scores' failed."
