@@ -140,6 +140,20 @@ class CaseVerdict:
         }
 
 
+_PUBLIC = ("name", "status", "weight", "hidden", "feedback")
+
+
+def shown_to_student(record: Mapping[str, Any], revealed: bool) -> dict[str, Any]:
+    """Return a stored case (CaseVerdict.record()) as its student may see it.
+
+    A hidden case shows its name and verdict only until the reveal policy allows more; then
+    it is shown like a visible case.
+    """
+    if record.get("hidden") and not revealed:
+        return {key: record.get(key) for key in _PUBLIC}
+    return dict(record)
+
+
 def judge_case(case: Case, result: RunResult, limits: Limits) -> CaseVerdict:
     """Turn one case's run into its verdict; the comparison happens here, outside the sandbox."""
     stdout, stderr = _text(result.stdout), _text(result.stderr)
