@@ -235,7 +235,8 @@ def load_cases(
     for index, item in enumerate(raw):
         case = _case(path, index, item, compare_mode, tolerance)
         if any(other.name == case.name for other in cases):
-            raise LessonError(str(path), f"cases[{index}].name", f"{case.name!r} is used twice")
+            field = f"cases[{index}] ({case.name!r}).name"
+            raise LessonError(str(path), field, f"{case.name!r} is used twice")
         cases.append(case)
     return tuple(cases)
 
@@ -273,6 +274,9 @@ def _case(
         except SyntaxError as exc:
             problem = f"is not a Python expression: {exc.msg}"
             raise LessonError(str(path), f"{at}.expr", problem) from None
+        except (ValueError, MemoryError, RecursionError):  # nested too deeply to compile
+            problem = "is not a Python expression Python can compile (nested too deeply)"
+            raise LessonError(str(path), f"{at}.expr", problem) from None
         wrong = values.check_expected(item["expected"])
         if wrong:
             raise LessonError(str(path), f"{at}.expected", wrong)
@@ -301,7 +305,7 @@ def _comparison(
     if "tolerance" in item:
         if mode is not CompareMode.NUMERIC:
             raise LessonError(str(path), f"{at}.tolerance", "applies only with compare: numeric")
-        tolerance = fields.tolerance(path, item["tolerance"])
+        tolerance = fields.tolerance(path, item["tolerance"], at=at)
     return mode, tolerance
 
 
@@ -330,9 +334,10 @@ def _input_text(path: Path, item: dict[str, Any], at: str) -> str:
 
 def _argv(path: Path, item: dict[str, Any], at: str) -> tuple[str, ...]:
     value = item.get("argv", [])
-    if not isinstance(value, list) or not all(isinstance(a, str | int | float) for a in value):
-        raise LessonError(str(path), f"{at}.argv", "must be a list of arguments (text)")
-    argv = tuple(str(a) for a in value)
+    # text only: YAML would turn `0.10` into "0.1" and `yes` into "True" on the way
+    if not isinstance(value, list) or not all(isinstance(a, str) for a in value):
+        raise LessonError(str(path), f"{at}.argv", "must be a list of text (quote numbers)")
+    argv = tuple(value)
     if any("\0" in a for a in argv):
         raise LessonError(str(path), f"{at}.argv", "an argument holds a NUL character")
     return argv
@@ -349,15 +354,26 @@ def _output(path: Path, item: dict[str, Any], at: str) -> str:
             raise LessonError(str(path), f"{at}.output", "must be text (quote it in YAML)")
         return value
     name = fields.text(path, item, "expected_output", at=at)
+    field = f"{at}.expected_output"
     lesson_dir = path.parent.resolve()
     target = (lesson_dir / name).resolve()
-    if not target.is_relative_to(lesson_dir) or name.startswith(("starter/", "solution/")):
-        raise LessonError(
-            str(path), f"{at}.expected_output", "must name a file of the lesson directory"
-        )
-    if target.is_symlink() or (lesson_dir / name).is_symlink():
-        raise LessonError(str(path), f"{at}.expected_output", "must not be a symbolic link")
-    return fields.read_text(target)
+    if not target.is_relative_to(lesson_dir):
+        raise LessonError(str(path), field, "must name a file of the lesson directory")
+    # starter/ goes into the sandbox with the student's files: no answer may live there
+    # (the resolved path, so that "./starter/x" or "a/../starter/x" is caught too)
+    if target.relative_to(lesson_dir).parts[:1] in (("starter",), ("solution",)):
+        raise LessonError(str(path), field, "must not be a file of starter/ or solution/")
+    step = lesson_dir
+    for part in Path(name).parts:
+        step = step / part
+        if step.is_symlink():
+            raise LessonError(str(path), field, "must not be a symbolic link")
+    if not target.is_file():
+        raise LessonError(str(path), field, f"{name!r} is not a file of the lesson directory")
+    try:
+        return fields.read_text(target)
+    except LessonError as exc:
+        raise LessonError(str(path), field, f"{name!r} {exc.problem}") from None
 
 
 def _verdict_word(status: RunStatus) -> str:

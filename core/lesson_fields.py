@@ -51,6 +51,10 @@ def load_yaml(path: Path) -> Any:
         return yaml.safe_load(read_text(path))
     except yaml.YAMLError as exc:
         raise LessonError(str(path), None, f"is not valid YAML: {exc}") from exc
+    except RecursionError:
+        raise LessonError(str(path), None, "is nested too deeply to be read") from None
+    except ValueError as exc:  # a constructor's: a date like 2001-02-30, an int of 5000 digits
+        raise LessonError(str(path), None, f"holds a value YAML cannot read: {exc}") from None
 
 
 def read_text(path: Path) -> str:
@@ -68,17 +72,18 @@ def read_text(path: Path) -> str:
         raise LessonError(str(path), None, f"is not UTF-8 text (byte {exc.start})") from exc
 
 
-def tolerance(path: Path, raw: object) -> Tolerance:
+def tolerance(path: Path, raw: object, at: str = "") -> Tolerance:
+    field = f"{at}.tolerance" if at else "tolerance"
     if raw is None:
         return Tolerance()
     if not isinstance(raw, dict):
-        raise LessonError(str(path), "tolerance", "must be a mapping {rel, abs}")
-    check_keys(path, raw, required=set(), optional={"rel", "abs"}, at="tolerance")
+        raise LessonError(str(path), field, "must be a mapping {rel, abs}")
+    check_keys(path, raw, required=set(), optional={"rel", "abs"}, at=field)
     values = {}
     for key in ("rel", "abs"):
         if key in raw:
             value = raw[key]
-            if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
-                raise LessonError(str(path), f"tolerance.{key}", "must be a number >= 0")
+            if not isinstance(value, int | float) or isinstance(value, bool) or not value >= 0:
+                raise LessonError(str(path), f"{field}.{key}", "must be a number >= 0")
             values[key] = float(value)
     return Tolerance(**values)

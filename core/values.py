@@ -20,6 +20,7 @@ from core.compare import CompareMode, Tolerance
 
 _SHOWN = 300
 _MAX_DEPTH = 64
+_MAX_BITS = 4096  # an expected int fits in float range, near enough, and prints (< 4300 digits)
 
 
 @dataclass(frozen=True)
@@ -82,7 +83,10 @@ def _untag(data: Any, depth: int) -> Any:
     if tag == "$unsupported" and isinstance(body, str):
         return Unsupported(body[:_SHOWN])
     if tag == "$scalar" and isinstance(body, dict) and isinstance(body.get("dtype"), str):
-        return _untag(body.get("value"), depth + 1)
+        value = _untag(body.get("value"), depth + 1)
+        if value is not None and not isinstance(value, bool | int | float | str):
+            raise ValueRefused("a numpy scalar came back holding more than one value")
+        return value
     if tag == "$ndarray" and isinstance(body, dict):
         shape = body.get("shape")
         if not isinstance(shape, list) or not all(type(n) is int and n >= 0 for n in shape):
@@ -107,6 +111,8 @@ def check_expected(value: Any, depth: int = 0) -> str | None:
     """Say what is wrong with a lesson's expected value; None when it is plain data."""
     if depth > _MAX_DEPTH:
         return f"is nested deeper than {_MAX_DEPTH} levels"
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > _MAX_BITS:
+        return f"has an integer of more than {_MAX_BITS} bits, too large to compare or show"
     if value is None or isinstance(value, bool | int | float | str):
         return None
     if isinstance(value, list):
@@ -181,13 +187,19 @@ def _number_difference(
 ) -> str | None:
     if isinstance(got, bool) or not isinstance(got, int | float):
         return f"{where}expected the number {show(expected)}, got {show(got)}."
-    if isinstance(got, float) and math.isnan(got) and not math.isnan(expected):
-        return f"{where}expected the number {show(expected)}, got nan."
-    if mode is CompareMode.EXACT:
-        if got == expected or (math.isnan(got) and math.isnan(expected)):
+    try:
+        got_float, expected_float = float(got), float(expected)
+    except OverflowError:  # an int past float's range: only an equal int matches it
+        if got == expected:
             return None
         return f"{where}expected {show(expected)}, got {show(got)}."
-    if tolerance.accepts(float(got), float(expected)):
+    if math.isnan(got_float) and not math.isnan(expected_float):
+        return f"{where}expected the number {show(expected)}, got nan."
+    if mode is CompareMode.EXACT:
+        if got == expected or (math.isnan(got_float) and math.isnan(expected_float)):
+            return None
+        return f"{where}expected {show(expected)}, got {show(got)}."
+    if tolerance.accepts(got_float, expected_float):
         return None
     return (
         f"{where}expected {show(expected)}, got {show(got)} "
