@@ -24,7 +24,8 @@ from core.sources import SourceRefused, check_source
 class Verdict:
     """The graded outcome of one submission to an exercise.
 
-    `stdout`, `stderr` and `exit_code` are the first case's; `score` is the passed cases'
+    `stdout`, `stderr` and `exit_code` are the first visible case's (none when every case is
+    hidden: a hidden case's output shows what its input was); `score` is the passed cases'
     weight over all the weight; `feedback` and `diff` never show what a hidden case holds.
     """
 
@@ -84,6 +85,7 @@ def judge(exercise: Exercise, results: Sequence[RunResult]) -> Verdict:
         for case, result in zip(exercise.cases, results, strict=True)
     )
     first, failing = cases[0], next((case for case in cases if not case.passed), None)
+    shown = next((case for case in cases if not case.hidden), None)  # a hidden one's are not
     total = sum(case.weight for case in cases)
     score = sum(case.weight for case in cases if case.passed) / total
     if not exercise.has_cases:
@@ -93,9 +95,9 @@ def judge(exercise: Exercise, results: Sequence[RunResult]) -> Verdict:
     return Verdict(
         status=RunStatus.PASSED if failing is None else failing.status,
         score=score,
-        stdout=first.stdout,
-        stderr=first.stderr,
-        exit_code=first.exit_code,
+        stdout=shown.stdout if shown else "",
+        stderr=shown.stderr if shown else "",
+        exit_code=shown.exit_code if shown else None,
         duration_ms=sum(case.duration_ms for case in cases),
         feedback=feedback,
         diff=None if failing is None or failing.hidden else failing.diff,
