@@ -67,6 +67,10 @@ def _load_lesson_or_exit(lesson_dir: Path) -> Lesson:
 def _print_verdict(lesson: Lesson, verdict: Verdict) -> None:
     click.echo(f"{lesson.id}: {verdict.status} (score {verdict.score:g}, {verdict.duration_ms} ms)")
     click.echo(verdict.feedback)
+    if lesson.exercise is not None and lesson.exercise.has_cases:
+        click.echo("--- cases ---")
+        for case in verdict.cases:  # what a student may see: a hidden case's verdict only
+            click.echo(f"{case.status:<12} {case.summary()} (weight {case.weight:g})")
     if verdict.stdout:
         click.echo("--- stdout ---")
         click.echo(verdict.stdout.rstrip("\n"))

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
 
+from core.cases import CaseVerdict
 from core.errors import GraderError, LessonError
 from core.lessons import Lesson, load_catalog, load_lesson, load_track
 from core.runs import RunStatus, Sandbox
@@ -66,14 +68,28 @@ def _check_lesson(lesson: Lesson, sandbox: Sandbox) -> tuple[str, bool]:
         return f"FAIL {lesson.id}: the sandbox failed: {exc}", False
     elapsed = int((time.monotonic() - started) * 1000)
     problems = []
-    if solution.status is not RunStatus.PASSED:
+    if solution.status is not RunStatus.PASSED and not exercise.has_cases:
         problems.append(f"the solution does not pass ({solution.status}: {solution.feedback})")
+    elif solution.status is not RunStatus.PASSED:
+        problems.append("the solution does not pass: " + _failed_cases(solution.cases))
     if starter.status is RunStatus.PASSED:
-        problems.append("the starter code already passes")
+        cases = f" all {len(exercise.cases)} cases" if exercise.has_cases else ""
+        problems.append(f"the starter code already passes{cases}")
     if problems:
         return f"FAIL {lesson.id}: " + "; ".join(problems), False
+    cases = f" {len(exercise.cases)} cases" if exercise.has_cases else ""
     return (
-        f"ok   {lesson.id}: {summary}; solution passed ({solution.duration_ms} ms), "
+        f"ok   {lesson.id}: {summary}; solution passed{cases} ({solution.duration_ms} ms), "
         f"starter {starter.status} ({elapsed} ms in all)",
         True,
+    )
+
+
+def _failed_cases(cases: Sequence[CaseVerdict]) -> str:
+    """Name each case the solution did not pass, with its detail: the author may see a hidden
+    case's (a student never does)."""
+    return "; ".join(
+        f"case {case.name!r}{' (hidden)' if case.hidden else ''} {case.status}: {case.feedback}"
+        for case in cases
+        if not case.passed
     )

@@ -2,6 +2,7 @@ from pathlib import Path
 
 import pytest
 
+from core.cases import HARNESS, HARNESS_CONFIG
 from core.compare import CompareMode
 from core.errors import LessonError
 from core.lessons import load_catalog, load_lesson, load_track
@@ -126,6 +127,24 @@ BROKEN = [
     (lambda d: (d / "expected_output.txt").write_bytes(b"\xff\xfe"), "expected_output.txt", None),
     (lambda d: (d / "solution" / "model.py").unlink(), "solution", "model.py"),
     (lambda d: (d / "starter" / "evil.py").symlink_to("/etc/passwd"), "evil.py", None),
+    (
+        lambda d: _edit(d / "exercise.yaml", "points: 5", "points: 5\ncase: []"),
+        "exercise.yaml",
+        "case",
+    ),
+    (
+        lambda d: _edit(d / "exercise.yaml", "points: 5", "points: 5\ncases: 5"),
+        "exercise.yaml",
+        "cases",
+    ),
+    (
+        lambda d: _edit(d / "exercise.yaml", "points: 5", "points: 5\ncases: [{name: a}]"),
+        "exercise.yaml",
+        "cases[0] ('a').output",
+    ),
+    (lambda d: (d / "starter" / HARNESS).write_text("x = 1\n"), "starter", HARNESS),
+    (lambda d: (d / "solution" / HARNESS_CONFIG).write_text("{}"), "solution", HARNESS_CONFIG),
+    (lambda d: (d / "exercise.yaml").write_text("[" * 5000), "exercise.yaml", None),
 ]
 
 
@@ -155,3 +174,32 @@ def test_track_must_list_exactly_its_lessons(seed_copy):
 def test_missing_catalog_root_is_a_lesson_error(tmp_path):
     with pytest.raises(LessonError, match="does not exist"):
         load_catalog(tmp_path / "nope")
+
+
+def test_a_typo_of_cases_is_named_with_a_did_you_mean(seed_copy):
+    _edit(seed_copy / "exercise.yaml", "points: 5", "points: 5\ncase: []")
+    with pytest.raises(LessonError, match="did you mean 'cases'"):
+        load_lesson(seed_copy)
+
+
+def test_with_cases_expected_output_txt_is_optional(seed_copy):
+    (seed_copy / "expected_output.txt").unlink()
+    _edit(seed_copy / "exercise.yaml", "points: 5", 'points: 5\ncases: [{name: a, output: "1"}]')
+    exercise = load_lesson(seed_copy).exercise
+    assert exercise is not None and exercise.has_cases
+    assert exercise.expected_output == "" and [case.output for case in exercise.cases] == ["1"]
+
+
+def test_the_seed_lesson_has_its_one_implicit_case(catalog):
+    lesson = catalog.lesson("expert/what-is-attention")
+    assert lesson is not None and lesson.exercise is not None
+    assert not lesson.exercise.has_cases
+    [case] = lesson.exercise.cases
+    assert (case.name, case.weight, case.hidden, case.is_value) == (
+        "expected output",
+        1.0,
+        False,
+        False,
+    )
+    assert case.output == SEED_OUTPUT.decode() == lesson.exercise.expected_output
+    assert (case.stdin, case.argv, case.compare) == ("", (), CompareMode.EXACT)
