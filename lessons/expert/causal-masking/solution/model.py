@@ -4,12 +4,18 @@ def softmax(z, eksen=-1):
     e = np.exp(z - z.max(axis=eksen, keepdims=True))
     return e / e.sum(axis=eksen, keepdims=True)
 
-skor = np.array([[1.0, 2.0, 3.0], [0.5, 1.5, 0.0], [2.0, 0.0, 1.0]])
-degerler = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
-n = skor.shape[0]
+def nedensel_maske(n):
+    return np.triu(np.ones((n, n), dtype=bool), k=1)
 
-maske = np.triu(np.ones((n, n), dtype=bool), k=1)
-agirlik = softmax(np.where(maske, -np.inf, skor), eksen=-1)
-print(np.round(agirlik, 3))
-cikis = agirlik @ degerler
-print(np.allclose(cikis[0], degerler[0]))
+def maskeli_agirlik(skor):
+    maske = nedensel_maske(skor.shape[-1])
+    return softmax(np.where(maske, -np.inf, skor), eksen=-1)
+
+if __name__ == "__main__":
+    skor = np.array([[1.0, 2.0, 3.0], [0.5, 1.5, 0.0], [2.0, 0.0, 1.0]])
+    degerler = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+
+    agirlik = maskeli_agirlik(skor)
+    print(np.round(agirlik, 3))
+    cikis = agirlik @ degerler
+    print(np.allclose(cikis[0], degerler[0]))

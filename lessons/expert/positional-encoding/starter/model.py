@@ -1,6 +1,11 @@
 import numpy as np
 
-n = 3
-d = 4
+def konum_kodlama(n, d):
+    # buraya yaz
+    pass
 
-# buraya yaz
+if __name__ == "__main__":
+    n, d = map(int, input().split())
+    pe = konum_kodlama(n, d)
+    print(np.round(pe, 3))
+    print(np.allclose(np.linalg.norm(pe, axis=1), np.sqrt(d / 2)))

@@ -1,12 +1,21 @@
 import numpy as np
 
 def softmax(z, eksen=-1):
-    e = np.exp(z - z.max(axis=eksen, keepdims=True))
-    return e / e.sum(axis=eksen, keepdims=True)
+    # buraya yaz: subtract the maximum along `eksen` (keepdims=True) before np.exp
+    pass
 
-sorgu = np.array([[1.0, 0.0, 1.0, 0.0], [0.0, 2.0, 0.0, 2.0]])
-anahtar = np.array([[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0], [1.0, 1.0, 1.0, 1.0]])
-degerler = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
-boyut = sorgu.shape[-1]
+def agirliklar(sorgu, anahtar):
+    # buraya yaz
+    pass
 
-# buraya yaz
+def dikkat(sorgu, anahtar, degerler):
+    # buraya yaz
+    pass
+
+if __name__ == "__main__":
+    sorgu = np.array([[1.0, 0.0, 1.0, 0.0], [0.0, 2.0, 0.0, 2.0]])
+    anahtar = np.array([[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0], [1.0, 1.0, 1.0, 1.0]])
+    degerler = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+
+    print(np.round(agirliklar(sorgu, anahtar), 3))
+    print(np.round(dikkat(sorgu, anahtar, degerler), 3))

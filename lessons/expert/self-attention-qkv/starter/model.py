@@ -4,10 +4,17 @@ def softmax(z, eksen=-1):
     e = np.exp(z - z.max(axis=eksen, keepdims=True))
     return e / e.sum(axis=eksen, keepdims=True)
 
-X = np.array([[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0], [1.0, 1.0, 0.0, 0.0]])
-rng = np.random.default_rng(0)
-Wq = rng.normal(size=(4, 4))
-Wk = rng.normal(size=(4, 4))
-Wv = rng.normal(size=(4, 4))
+def oz_dikkat(X, Wq, Wk, Wv):
+    # buraya yaz
+    pass
 
-# buraya yaz
+if __name__ == "__main__":
+    X = np.array([[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0], [1.0, 1.0, 0.0, 0.0]])
+    rng = np.random.default_rng(0)
+    Wq = rng.normal(size=(4, 4))
+    Wk = rng.normal(size=(4, 4))
+    Wv = rng.normal(size=(4, 4))
+
+    cikis = oz_dikkat(X, Wq, Wk, Wv)
+    print(cikis.shape)
+    print(np.round(cikis, 3))
