@@ -11,6 +11,7 @@ from service.store.database import Store
 from service.store.models import Course, Placement, Platform, User, utcnow
 
 SCALED = "expert/scaled-dot-product"
+SEED = "expert/what-is-attention"  # one output, no cases: a fake that prints it passes
 
 
 @dataclass(frozen=True)

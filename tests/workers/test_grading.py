@@ -12,7 +12,7 @@ from service.store.database import Store
 from service.store.migrate import upgrade
 from service.store.models import GradeSync, Submission, SubmissionStatus, SyncStatus, utcnow
 from service.store.submissions import After, Next
-from tests.factories import SCALED, place, submission
+from tests.factories import SEED, place, submission
 from workers.grading import Outcome, grade_stored
 from workers.sandbox.fake import FakeSandbox
 
@@ -27,12 +27,12 @@ def store(database_url):
 
 @pytest.fixture
 def expected(catalog):
-    return catalog.lesson(SCALED).exercise.expected_output.encode()
+    return catalog.lesson(SEED).exercise.expected_output.encode()
 
 
 @pytest.fixture
 def queued(store):
-    placed = place(store)
+    placed = place(store, SEED)
     return submission(store, placed.placement_id, placed.user_id, "print(1)", late=False)
 
 
@@ -68,7 +68,7 @@ def test_grades_once_and_asks_for_a_sync(store, catalog, settings, queued, expec
 
 
 def test_a_grade_for_an_lms_asks_for_a_sync_task(store, catalog, settings, expected):
-    placed = place(store, line_item_url="https://lms.example/lineitems/1")
+    placed = place(store, SEED, line_item_url="https://lms.example/lineitems/1")
     sid = submission(store, placed.placement_id, placed.user_id)
     graded = grade_stored(store, catalog, prints(expected), settings, sid)
     assert graded.after == After(Next.SYNC_TO_LMS, placed.user_id, placed.placement_id)

@@ -10,7 +10,7 @@ from service.queue import TaskName
 from service.queue.broker import celery_config
 from service.store import grades
 from service.store.models import Grade, GradeSync, Submission, utcnow
-from tests.factories import SCALED, place, submission
+from tests.factories import SEED, place, submission
 from tests.workers.contexts import attach_worker
 from workers.sandbox.fake import FakeSandbox
 from workers.sweep import sweep
@@ -65,10 +65,10 @@ def test_celery_takes_one_message_at_a_time_and_routes_by_queue(settings):
 
 
 def test_grade_submission_grades_then_sends_the_sync(app, celery_app, store, sent, catalog):
-    expected = catalog.lesson(SCALED).exercise.expected_output.encode()
+    expected = catalog.lesson(SEED).exercise.expected_output.encode()
     fake = FakeSandbox(lambda request: RunResult(RunOutcome.EXITED, expected, exit_code=0))
     celery_app.context.sandboxes[os.getpid()] = fake
-    placed = place(store, line_item_url="https://lms.example/lineitems/1/lineitem")
+    placed = place(store, SEED, line_item_url="https://lms.example/lineitems/1/lineitem")
     sid = submission(store, placed.placement_id, placed.user_id, "print(1)", late=False)
     task = celery_app.tasks[TaskName.GRADE_SUBMISSION]
     assert task.apply(args=[sid]).get() == "graded"
@@ -80,10 +80,10 @@ def test_grade_submission_grades_then_sends_the_sync(app, celery_app, store, sen
 
 
 def test_without_an_lms_line_item_the_grade_is_kept_at_once(app, celery_app, store, sent, catalog):
-    expected = catalog.lesson(SCALED).exercise.expected_output.encode()
+    expected = catalog.lesson(SEED).exercise.expected_output.encode()
     fake = FakeSandbox(lambda request: RunResult(RunOutcome.EXITED, expected, exit_code=0))
     celery_app.context.sandboxes[os.getpid()] = fake
-    placed = place(store)  # no line item, no line items URL: nothing to post to
+    placed = place(store, SEED)  # no line item, no line items URL: nothing to post to
     sid = submission(store, placed.placement_id, placed.user_id, "print(1)", late=False)
     assert celery_app.tasks[TaskName.GRADE_SUBMISSION].apply(args=[sid]).get() == "graded"
     assert sent == []  # no sync message: its task could only have recorded a skip
