@@ -1,12 +1,14 @@
-"""A placed lesson, for its teacher: scores as a histogram, the commonest first failing line,
-and one student's submissions in full."""
+"""A placed lesson, for its teacher: scores as a histogram, the commonest first failing line
+(or with cases, each case's pass rate and the commonest first failing case), and one
+student's submissions in full."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from core.lessons import Catalog, Lesson
-from service.store import memberships, regrades, work
+from service.store import case_tallies, memberships, regrades, work
+from service.store.case_tallies import CaseTally
 from service.store.database import Store
 from service.store.models import Placement, QuestionAnswer, Submission
 from service.store.regrades import Change, Progress
@@ -16,6 +18,7 @@ from service.web.teacher.course_gradebook import Gradebook
 
 BUCKETS = 10  # 0-9%, 10-19%, ..., 90-100%
 FAILING_LINES = 3  # the commonest first failing lines shown
+FIRST_FAILURES = 3  # the commonest first failing cases shown
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,44 @@ class Bucket:
 
 
 @dataclass(frozen=True)
+class CaseRow:
+    """A case of the exercise, and how many students' latest submissions passed it."""
+
+    name: str
+    weight: float
+    hidden: bool
+    passed: int
+    graded: int
+
+    @property
+    def rate(self) -> float | None:
+        """Return the share of the graded submissions that passed, or None if none ran it."""
+        return self.passed / self.graded if self.graded else None
+
+
+@dataclass(frozen=True)
+class FirstFailing:
+    """A case that students' latest submissions most often fail first."""
+
+    name: str
+    hidden: bool
+    students: int
+    statuses: tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True)
+class Cases:
+    """The exercise's cases over each student's latest graded submission."""
+
+    rows: list[CaseRow]
+    first_failing: list[FirstFailing]  # the commonest first
+    all_passed: int
+    students: int
+    unrecorded: int
+    capped_at: int | None  # the most students counted, when there were more
+
+
+@dataclass(frozen=True)
 class Report:
     """What the teacher's page of a placement shows."""
 
@@ -37,6 +78,7 @@ class Report:
     histogram: list[Bucket]
     not_started: int
     failing: list[FailingLine]
+    cases: Cases | None  # only for an exercise with cases
     regrade: Progress | None  # the newest regrade
     changes: list[Change]  # its old and new scores, while it waits to be sent
 
@@ -51,6 +93,12 @@ class StudentWork:
     submissions: list[Submission]
     answers: list[QuestionAnswer]
 
+    @property
+    def with_cases(self) -> bool:
+        """Return whether each submission lists its cases (not the one implicit case)."""
+        exercise = self.lesson.exercise if self.lesson else None
+        return exercise is None or exercise.has_cases
+
 
 def report(store: Store, catalog: Catalog, placement: Placement) -> Report:
     """Return the placement's report: scores, common failures, and its regrade's state."""
@@ -61,6 +109,11 @@ def report(store: Store, catalog: Catalog, placement: Placement) -> Report:
         newest = regrades.latest(session, placement.id)
         progress = regrades.progress(session, newest) if newest else None
         lesson = catalog.lesson(placement.lesson_id)
+        cases = (
+            case_report(lesson, case_tallies.tally(session, placement.id, case_names(lesson)))
+            if lesson is not None and lesson.exercise is not None and lesson.exercise.has_cases
+            else None
+        )
         changes = (
             regrades.changes(session, newest, placement, lesson)
             if newest is not None and newest.sent_at is None and lesson is not None
@@ -73,6 +126,7 @@ def report(store: Store, catalog: Catalog, placement: Placement) -> Report:
         histogram=histogram([s.fraction for s in scores]),
         not_started=len(book.rows) - len(scores),
         failing=failing,
+        cases=cases,
         regrade=progress,
         changes=changes,
     )
@@ -95,6 +149,31 @@ def histogram(fractions: list[float]) -> list[Bucket]:
     return [
         Bucket(label, count, count / largest) for label, count in zip(labels, counts, strict=True)
     ]
+
+
+def case_names(lesson: Lesson) -> list[str]:
+    """Return the names of the lesson's exercise's cases, in file order."""
+    return [case.name for case in lesson.exercise.cases] if lesson.exercise else []
+
+
+def case_report(lesson: Lesson, counted: CaseTally) -> Cases:
+    """Put the exercise's cases (weights, hidden) beside their counts."""
+    cases = lesson.exercise.cases if lesson.exercise else ()
+    hidden = {case.name: case.hidden for case in cases}
+    return Cases(
+        rows=[
+            CaseRow(case.name, case.weight, case.hidden, count.passed, count.graded)
+            for case, count in zip(cases, counted.cases, strict=True)
+        ],
+        first_failing=[
+            FirstFailing(f.name, hidden[f.name], f.students, f.statuses)
+            for f in counted.first_failures[:FIRST_FAILURES]
+        ],
+        all_passed=counted.all_passed,
+        students=counted.students,
+        unrecorded=counted.unrecorded,
+        capped_at=case_tallies.STUDENTS if counted.capped else None,
+    )
 
 
 def student_work(
