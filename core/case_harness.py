@@ -129,7 +129,7 @@ def _encode(value: Any, depth: int) -> Any:
             return {
                 "$ndarray": {"dtype": str(value.dtype), "shape": list(value.shape), "data": data}
             }
-        if isinstance(value, numpy.generic) and kind.__module__ == "numpy":
+        if issubclass(kind, numpy.generic) and kind.__module__ == "numpy":
             if value.dtype.kind not in "biufU":
                 return {"$unsupported": f"a numpy {value.dtype} scalar"}
             item = _encode(value.item(), depth + 1)
@@ -138,23 +138,37 @@ def _encode(value: Any, depth: int) -> Any:
 
 
 def _describe(value: object, kind: type) -> str:
-    """Say what a value is from its type alone: its own repr or str could lie, hang or raise."""
-    try:
-        name = str(type.__dict__["__qualname__"].__get__(kind))[:80]
-    except Exception:  # noqa: BLE001
-        name = "unnamed"
-    if isinstance(value, types.FunctionType | types.BuiltinFunctionType | types.MethodType):
-        return f"a function ({name})"
-    if isinstance(value, types.GeneratorType):
+    """Say what a value is from its type alone: its own repr or str could lie, hang or raise.
+
+    Only the real type is asked (issubclass, never isinstance: a `__class__` property can lie
+    or raise). A function's or a class's name is read through the type's own descriptor.
+    """
+    name = _qualname(type, kind)
+    if issubclass(kind, types.FunctionType):
+        return f"a function ({_qualname(types.FunctionType, value)})"
+    if issubclass(kind, types.BuiltinFunctionType):
+        return f"a function ({_qualname(types.BuiltinFunctionType, value)})"
+    if issubclass(kind, types.MethodType):
+        return "a method"
+    if issubclass(kind, types.GeneratorType):
         return "a generator"
-    if isinstance(value, type):
-        return f"a class ({name})"
-    if isinstance(value, types.ModuleType):
+    if issubclass(kind, type):
+        return f"a class ({_qualname(type, value)})"
+    if issubclass(kind, types.ModuleType):
         return "a module"
     for plain in _PLAIN:
-        if isinstance(value, plain):
+        if issubclass(kind, plain):
             return f"a {name} object (a subclass of {plain.__name__})"
     return f"a {name} object"
+
+
+def _qualname(owner: type, value: object) -> str:
+    """Read `__qualname__` through `owner`'s descriptor, so that no code of the value runs."""
+    try:
+        name = owner.__dict__["__qualname__"].__get__(value)
+    except Exception:  # noqa: BLE001
+        return "unnamed"
+    return name[:80] if type(name) is str else "unnamed"
 
 
 def _report(exc: BaseException) -> None:
