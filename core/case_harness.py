@@ -80,6 +80,7 @@ def _value(entrypoint: str, expr: str) -> None:
         namespace["np"] = importlib.import_module("numpy")
         value = eval(compile(expr, "<case>", "eval", dont_inherit=True), namespace)  # noqa: S307
     except SystemExit as exc:
+        _flush_prints()
         print(
             f"The program ended (SystemExit: {exc.code!r}) before the case's expression gave "
             "a value; a value case imports your file, so leave exit() out of its top level.",
@@ -87,6 +88,7 @@ def _value(entrypoint: str, expr: str) -> None:
         )
         sys.exit(1)
     except BaseException as exc:  # noqa: B036
+        _flush_prints()
         _report(exc)
         sys.exit(1)
     try:
@@ -100,6 +102,15 @@ def _value(entrypoint: str, expr: str) -> None:
     while view:
         view = view[os.write(channel, view) :]
     os.close(channel)
+
+
+def _flush_prints() -> None:
+    """Write out the module's buffered prints, so that the error comes last, as the student
+    would read it (and as the grader's "last error line" takes it)."""
+    try:
+        sys.stdout.flush()
+    except Exception:  # noqa: BLE001, S110 - a stdout the program broke must not hide the error
+        pass
 
 
 def _encode(value: Any, depth: int) -> Any:

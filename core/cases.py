@@ -181,7 +181,7 @@ def judge_case(case: Case, result: RunResult, limits: Limits) -> CaseVerdict:
         status = RunStatus(result.outcome.value)
         return verdict(status, student_message(status, limits, result.reason))
     if result.exit_code != 0:
-        return verdict(RunStatus.ERROR, f"It stopped with an error. {crash_detail(result)}")
+        return verdict(RunStatus.ERROR, crash_detail(result))
     if not case.is_value:
         comparison = compare(case.output, stdout, case.compare, case.tolerance)
         if comparison.matches:
