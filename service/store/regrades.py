@@ -58,8 +58,13 @@ class Change:
 
     @property
     def changed(self) -> bool:
-        """Return whether the new score differs from the old one."""
-        return self.new is not None and abs(self.new.given - self.old.given) > 1e-9
+        """Return whether the new score differs from the old one, its maximum included."""
+        if self.new is None:
+            return False
+        return (
+            abs(self.new.given - self.old.given) > 1e-9
+            or abs(self.new.maximum - self.old.maximum) > 1e-9
+        )
 
 
 def start(
