@@ -13,6 +13,7 @@ from typing import Any
 
 from celery import Celery
 
+from core.cases import shown_to_student
 from core.lessons import Catalog, Lesson
 from core.placements import Closure, Reveal
 from core.questions import AnswerError, score_answer
@@ -101,7 +102,8 @@ def submit(
         passed = policy.reveal is Reveal.AFTER_PASS and submissions.has_passed(
             connection, placement_id, user.user_id
         )
-        # once the sample solution is shown, handing it in would earn its points
+        # once the sample solution is shown, handing it in would earn its points (the rule
+        # of reveals(), read here in the submission's own transaction)
         revealed = policy.reveals(now, used or 0, passed)
         closed = policy.closed(now, used, revealed)
         if closed is not None:
@@ -171,19 +173,70 @@ def save_draft(
     drafts.save(store, placement_id, user.user_id, source, now)
 
 
-def status_of(store: Store, user: SignedIn, submission_id: int) -> dict[str, Any]:
+def reveals(
+    store: Store, placement: Placement, user_id: int, now: datetime, used: int | None = None
+) -> bool:
+    """Return whether the placement's reveal policy lets the student see more now.
+
+    The one decision behind the sample solution, the answers of answered questions and the
+    hidden cases' inputs, expected results and outputs, for the page, the API and the
+    stream alike. `used` is the attempts count when the caller has it already.
+    """
+    policy = grades.policy_of(placement)
+    if policy.reveal is Reveal.NEVER:
+        return False
+    with store.reading() as session:
+        if used is None and policy.reveal is Reveal.AFTER_ATTEMPTS:
+            used = submissions.attempts_used(session, placement.id, user_id)
+        passed = policy.reveal is Reveal.AFTER_PASS and submissions.has_passed(
+            session, placement.id, user_id
+        )
+    return policy.reveals(now, used or 0, passed)
+
+
+def status_of(store: Store, user: SignedIn, submission_id: int, now: datetime) -> dict[str, Any]:
     """Return the submission's status and, once graded, its verdict; only to its author."""
     submission = submissions.get(store, submission_id)
     if submission is None or submission.user_id != user.user_id:
         raise Refused(404, "unknown_submission", "There is no such submission of yours.")
-    return describe(submission)
+    revealed = False
+    if withholds(submission):  # only then is the policy worth its queries (a stream polls)
+        placement = placement_rows.find(store, submission.placement_id)
+        if placement is not None:
+            revealed = reveals(store, placement, user.user_id, now)
+    return describe(submission, revealed)
 
 
-def describe(submission: Submission) -> dict[str, Any]:
-    """Return a submission as the JSON API shows it."""
+def withholds(submission: Submission) -> bool:
+    """Return whether a graded submission has a hidden case, whose details wait for a reveal."""
+    graded = submission.status == SubmissionStatus.GRADED
+    return graded and any(record.get("hidden") for record in submission.cases or [])
+
+
+def shown_cases(submission: Submission, revealed: bool) -> list[dict[str, Any]]:
+    """Return the submission's cases as its author may see them ([] when none were kept)."""
+    return [shown_to_student(record, revealed) for record in submission.cases or []]
+
+
+def output_case(cases: list[dict[str, Any]]) -> str | None:
+    """Return the case whose output the verdict's stdout and stderr are: the first visible one.
+
+    core.verdicts never lends a hidden case's output to the verdict (it would show what the
+    case's input was); with every case hidden, the verdict has no output.
+    """
+    return next((str(case["name"]) for case in cases if not case.get("hidden")), None)
+
+
+def describe(submission: Submission, revealed: bool = False) -> dict[str, Any]:
+    """Return a submission as the JSON API shows it.
+
+    `cases` are shown per core.cases.shown_to_student; `stdout` and `stderr` are those of
+    the case `output_case` names (the first visible one), none when every case is hidden.
+    """
     graded = submission.status == SubmissionStatus.GRADED
     verdict = None
     if graded:
+        cases = shown_cases(submission, revealed)
         difference = None
         if submission.diff_line is not None:
             difference = {
@@ -201,6 +254,8 @@ def describe(submission: Submission) -> dict[str, Any]:
             "feedback": submission.feedback,
             "first_difference": difference,
             "grader_failed": submission.grader_error is not None,
+            "cases": cases,
+            "output_case": output_case(cases),
         }
     return {
         "id": submission.id,

@@ -78,7 +78,7 @@ def draft(placement_id: int) -> tuple[str, int]:
 @bp.get("/submissions/<int:submission_id>")
 def submission(submission_id: int) -> Response:
     """Return the submission's status and, once graded, its verdict."""
-    return jsonify(actions.status_of(extensions.store(), _signed_in(), submission_id))
+    return jsonify(actions.status_of(extensions.store(), _signed_in(), submission_id, utcnow()))
 
 
 @bp.get("/submissions/<int:submission_id>/events")
@@ -86,7 +86,7 @@ def events(submission_id: int) -> Response:
     """Stream the submission's status (Server-Sent Events): short, capped; see its module."""
     user = _signed_in()
     store = extensions.store()
-    first = actions.status_of(store, user, submission_id)  # 404 now, not inside the stream
+    first = actions.status_of(store, user, submission_id, utcnow())  # 404 now, not in the stream
     stream = _stream(store, user, submission_id, first)
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
     return Response(stream, mimetype="text/event-stream", headers=headers)
@@ -141,7 +141,7 @@ def _stream(
 
     def look() -> dict[str, Any] | None:
         try:
-            return actions.status_of(store, user, submission_id)
+            return actions.status_of(store, user, submission_id, utcnow())
         except DBAPIError:
             return None  # the database blinked; the stream looks again shortly
 

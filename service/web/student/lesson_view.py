@@ -1,7 +1,8 @@
 """What the student's lesson page shows: their answers, attempts, score, draft, and reveals.
 
 Everything here is read for one user; nothing of another student's work is ever loaded.
-The sample solution and the question answers are in the page only when `revealed`.
+The sample solution, the question answers and the hidden cases' details are in the page only
+when `revealed`.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from core.lesson_scores import LessonScore
 from core.lessons import Catalog, Lesson
@@ -57,9 +59,61 @@ class LessonPage:
         return self.revealed and (question_id in self.answers or self.questions_closed is not None)
 
     @property
+    def cases(self) -> list[ShownCase]:
+        """Return the shown verdict's cases to list, as the student may see them; [] for none.
+
+        An exercise without `cases` keeps its one-run verdict: its implicit case is no list.
+        """
+        shown, exercise = self.shown, self.lesson.exercise
+        if shown is None or exercise is None:
+            return []
+        records = actions.shown_cases(shown, self.revealed)
+        if not (exercise.has_cases or len(records) > 1):
+            return []
+        kinds = {case.name: case.is_value for case in exercise.cases}
+        return [ShownCase(record, kinds.get(str(record.get("name")))) for record in records]
+
+    @property
     def pending(self) -> bool:
         """Return whether a submission is still queued or running."""
         return self.latest is not None and self.latest.status != SubmissionStatus.GRADED
+
+
+@dataclass(frozen=True)
+class ShownCase:
+    """One case of a verdict as its student sees it (core.cases.shown_to_student)."""
+
+    record: Mapping[str, Any]
+    value: bool | None  # a value case, a run case, or unknown (no longer in the lesson)
+
+    @property
+    def name(self) -> str:
+        """Return the case's name."""
+        return str(self.record.get("name", ""))
+
+    @property
+    def status(self) -> str:
+        """Return the case's run status."""
+        return str(self.record.get("status", ""))
+
+    @property
+    def passed(self) -> bool:
+        """Return whether the case passed."""
+        return self.status == RunStatus.PASSED
+
+    @property
+    def hidden(self) -> bool:
+        """Return whether the case is a hidden one (shown or not)."""
+        return bool(self.record.get("hidden"))
+
+    @property
+    def detailed(self) -> bool:
+        """Return whether its input, expected and actual result may be shown."""
+        return "input" in self.record
+
+    def get(self, key: str) -> Any:
+        """Return one of the record's fields (None when it is not shown)."""
+        return self.record.get(key)
 
 
 def lesson_page(
@@ -73,8 +127,7 @@ def lesson_page(
         used = submissions.attempts_used(session, placement_id, user.user_id)
         score = grades.score(session, placement, lesson, user.user_id)
     policy = grades.policy_of(placement)
-    passed = any(s.run_status == RunStatus.PASSED for s in attempts)
-    revealed = policy.reveals(now, used, passed)
+    revealed = actions.reveals(store, placement, user.user_id, now, used)
     draft = drafts.load(store, placement_id, user.user_id)
     starter = lesson.exercise.starter_code if lesson.exercise else ""
     return LessonPage(

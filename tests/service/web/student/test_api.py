@@ -125,9 +125,11 @@ def test_status_before_and_after_grading(client, student, sent, store):
     assert body["status"] == "graded"
     assert set(body["verdict"]) == {
         "status", "score", "stdout", "stderr", "exit_code", "duration_ms", "feedback",
-        "first_difference", "grader_failed",
+        "first_difference", "grader_failed", "cases", "output_case",
     }  # fmt: skip
     assert body["verdict"]["status"] == "passed" and body["verdict"]["score"] == 1.0
+    # graded without cases kept (as rows graded before them were): none listed
+    assert (body["verdict"]["cases"], body["verdict"]["output_case"]) == ([], None)
 
 
 def grade(store, submission_id, delay_s=0.0):
