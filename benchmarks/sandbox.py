@@ -1,12 +1,15 @@
 """Sandbox overhead: the seed's sample solution, plain and in each backend, side by side.
 
-Usage: .venv/bin/python benchmarks/sandbox.py [--runs N] [--json]
+Usage: .venv/bin/python benchmarks/sandbox.py [--runs N] [--modes warm,warm_cases5] [--json]
 Prints a table; with --json, ends with one JSON line:
   {"plain_ms": ..., "modes": {"<mode>": {"median_ms", "p95_ms", "runs_per_s", "peak_rss_mb",
   "ratio_to_plain"}}}
 "plain" is the sandbox's own interpreter and numpy (the runtime tree), run with no isolation.
+"warm_cases5" grades the same solution against the seed with five cases (CASES5: two run cases
+without the harness, one argv case and two value cases through it) on the same pool as "warm";
+a row there is one whole submission, and it adds "ratio_to_warm", its cost in single runs.
 Latency rounds interleave the modes, so that drift in the machine's speed hits all alike;
-throughput runs one slot per core.
+throughput grades one submission per core at a time.
 """
 
 from __future__ import annotations
@@ -15,8 +18,10 @@ import argparse
 import atexit
 import json
 import os
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -25,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core.errors import GraderError  # noqa: E402
-from core.lessons import load_lesson  # noqa: E402
+from core.lessons import Exercise, load_lesson  # noqa: E402
 from core.runs import RunRequest, RunResult, RunStatus, Sandbox  # noqa: E402
 from core.verdicts import grade_source  # noqa: E402
 from service.settings import Settings  # noqa: E402
@@ -33,6 +38,31 @@ from workers.sandbox import make_sandbox  # noqa: E402
 
 SEED = Path(__file__).resolve().parent.parent / "lessons" / "expert" / "what-is-attention"
 Runner = Callable[[], int]  # runs once, returns the run's peak memory in KiB
+# the seed with five cases of every kind; its solution passes them all
+CASES5 = """\
+title: First attention, case by case
+prompt: Compute the softmax weights.
+entrypoint: model.py
+compare: numeric
+tolerance: {rel: 1.0e-6, abs: 1.0e-3}
+points: 5
+cases:
+  - name: the lesson's example
+    expected_output: expected_output.txt
+  - name: with stdin
+    stdin: "3\\n2 0 0\\n"
+    expected_output: expected_output.txt
+  - name: with arguments
+    argv: ["a", "b"]
+    expected_output: expected_output.txt
+  - name: equal scores
+    expr: softmax(np.zeros(4))
+    expected: [0.25, 0.25, 0.25, 0.25]
+  - name: large scores stay finite
+    expr: softmax(np.array([[1000.0, 1000.0], [0.0, 0.0]]))
+    expected: [[0.5, 0.5], [0.5, 0.5]]
+    hidden: true
+"""
 
 
 def plain_runner(root: Path, source: bytes) -> Runner:
@@ -53,45 +83,67 @@ def plain_runner(root: Path, source: bytes) -> Runner:
 
 
 class _Recording:
-    """Wraps a sandbox to keep the last result's peak memory."""
+    """Wraps a sandbox to keep the largest peak memory of the runs since the last reset."""
 
     def __init__(self, inner: Sandbox) -> None:
         self.inner = inner
-        self.last: RunResult | None = None
+        self.peak_kb = 0
         self.parallel_runs = inner.parallel_runs
 
     def run(self, request: RunRequest) -> RunResult:
-        self.last = self.inner.run(request)
-        return self.last
+        result = self.inner.run(request)
+        self.peak_kb = max(self.peak_kb, result.peak_memory_kb)
+        return result
 
 
-def backend_runner(backend: str, source: bytes) -> Runner:
-    """Grade the source through a sandbox backend, exactly as a submission is graded."""
-    exercise = load_lesson(SEED).exercise
-    assert exercise is not None
+def started(backend: str) -> _Recording:
+    """Return a backend's sandbox, started as a worker starts it (before the clock)."""
     sandbox = _Recording(make_sandbox(backend, Settings.from_env().runtime_dir))
     getattr(sandbox.inner, "start", lambda: None)()  # a pool starts with its worker, not the clock
     atexit.register(getattr(sandbox.inner, "close", lambda: None))  # and its zygotes end with us
+    return sandbox
+
+
+def backend_runner(sandbox: _Recording, exercise: Exercise, source: bytes) -> Runner:
+    """Grade the source through a sandbox, exactly as a submission is graded."""
 
     def run() -> int:
+        sandbox.peak_kb = 0
         verdict = grade_source(exercise, source, sandbox)
         assert verdict.status is RunStatus.PASSED, verdict.feedback
-        return sandbox.last.peak_memory_kb if sandbox.last else 0
+        return sandbox.peak_kb
 
     return run
 
 
-def runners(source: bytes) -> dict[str, Runner]:
-    """Return every mode this machine can run, by name; "plain" first."""
+def cases5_exercise(directory: Path) -> Exercise:
+    """Return the seed's exercise with CASES5 as its cases, from a copy in `directory`."""
+    lesson = directory / "what-is-attention-cases5"
+    shutil.copytree(SEED, lesson)
+    (lesson / "exercise.yaml").write_text(CASES5)
+    exercise = load_lesson(lesson).exercise
+    assert exercise is not None and len(exercise.cases) == 5
+    return exercise
+
+
+def runners(source: bytes, scratch: Path, wanted: set[str] | None) -> dict[str, Runner]:
+    """Return the modes asked for (default: all) this machine can run; "plain" always, first."""
     root = Settings.from_env().runtime_dir
-    modes = {
-        "plain": plain_runner(root, source),
-        "bwrap_cold": backend_runner("bwrap", source),
-    }
-    if available("docker"):  # a daemon and the runner image (runtime/build-image.sh)
-        modes["docker_cold"] = backend_runner("docker", source)
-    if available("warm"):
-        modes["warm"] = backend_runner("warm", source)
+    seed = load_lesson(SEED).exercise
+    assert seed is not None
+
+    def want(*names: str) -> bool:
+        return wanted is None or bool(wanted & set(names))
+
+    modes = {"plain": plain_runner(root, source)}
+    if want("bwrap_cold"):
+        modes["bwrap_cold"] = backend_runner(started("bwrap"), seed, source)
+    if want("docker_cold") and available("docker"):  # a daemon and the runner image
+        modes["docker_cold"] = backend_runner(started("docker"), seed, source)
+    if want("warm", "warm_cases5") and available("warm"):
+        pool = started("warm")  # one pool for both: a case costs what a run costs
+        modes["warm"] = backend_runner(pool, seed, source)  # warm_cases5 is reported against it
+        modes["warm_cases5"] = backend_runner(pool, cases5_exercise(scratch), source)
     return modes
 
 
@@ -116,10 +168,16 @@ def throughput(run: Runner, total: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument(
+        "--modes",
+        help="comma-separated modes to run besides plain (default: every mode that can run)",
+    )
     parser.add_argument("--json", action="store_true", help="end with one JSON line")
     args = parser.parse_args()
     source = (SEED / "solution" / "model.py").read_bytes()
-    modes = runners(source)
+    scratch = tempfile.TemporaryDirectory(prefix="codeblanks-bench-")
+    wanted = set(args.modes.split(",")) if args.modes else None
+    modes = runners(source, Path(scratch.name), wanted)
     times: dict[str, list[float]] = {name: [] for name in modes}
     peaks: dict[str, int] = dict.fromkeys(modes, 0)
     for run in modes.values():
@@ -142,12 +200,20 @@ def main() -> None:
     plain = rows["plain"]["median_ms"]
     for figures in rows.values():
         figures["ratio_to_plain"] = round(figures["median_ms"] / plain, 2)
+    if "warm_cases5" in rows:
+        cases5, warm = rows["warm_cases5"], rows["warm"]
+        cases5["ratio_to_warm"] = round(cases5["median_ms"] / warm["median_ms"], 2)
     print(f"seed solution, {args.runs} interleaved runs per mode, {os.cpu_count()} cores")
-    print(f"{'mode':<12}{'median ms':>10}{'p95 ms':>9}{'runs/s':>8}{'peak MB':>9}{'x plain':>9}")
+    print(f"{'mode':<13}{'median ms':>10}{'p95 ms':>9}{'runs/s':>8}{'peak MB':>9}{'x plain':>9}")
     for name, f in rows.items():
         print(
-            f"{name:<12}{f['median_ms']:>10}{f['p95_ms']:>9}{f['runs_per_s']:>8}"
+            f"{name:<13}{f['median_ms']:>10}{f['p95_ms']:>9}{f['runs_per_s']:>8}"
             f"{f['peak_rss_mb']:>9}{f['ratio_to_plain']:>9}"
+        )
+    if "warm_cases5" in rows:
+        print(
+            f"warm_cases5: one 5-case submission costs {rows['warm_cases5']['ratio_to_warm']}x "
+            "one single-case run on the same pool (runs/s there are submissions graded/s)"
         )
     if args.json:
         modes_json = {name: f for name, f in rows.items() if name != "plain"}
