@@ -18,6 +18,7 @@ from core.questions import BlankQuestion, ChoiceQuestion, MatchQuestion, Questio
 from core.runs import Limits
 
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
+_RUN_GRACE_S = 1.0  # a run's start-up and clean-up beyond its time limit, generously
 _LIMIT_CAPS = {"time_s": 60.0, "memory_mb": 2048, "output_kb": 1024}
 
 
@@ -95,6 +96,17 @@ class Catalog:
     def lesson(self, lesson_id: str) -> Lesson | None:
         """Return the lesson with this id ("track/slug"), or None."""
         return self.lessons.get(lesson_id)
+
+    def longest_grading_s(self) -> float:
+        """Return the longest an exercise's cases may run, one after another, in seconds."""
+        return max(
+            (
+                len(lesson.exercise.cases) * (lesson.exercise.limits.time_s + _RUN_GRACE_S)
+                for lesson in self.lessons.values()
+                if lesson.exercise is not None
+            ),
+            default=0.0,
+        )
 
     def __iter__(self) -> Iterator[Lesson]:
         for track in self.tracks.values():

@@ -5,10 +5,12 @@ Celery-free, so that tests drive it directly; workers.tasks wraps it in a task.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import logging
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TypeVar
@@ -71,7 +73,8 @@ def grade_stored(
         problem = f"no verdict after {claimed.claims - 1} claims (lost workers)"
         return _give_up(store, claimed, lesson, problem, clock)
     try:
-        verdict = _grade(lesson, sandbox, claimed)
+        with _renewing(store, claimed, settings.lease_s, clock):
+            verdict = _grade(lesson, sandbox, claimed)
     except Exception as exc:  # noqa: BLE001  any failure here is ours, never the student's
         problem = f"{type(exc).__name__}: {exc}"
         last = claimed.claims >= settings.grade_attempts
@@ -107,6 +110,36 @@ def _grade(lesson: Lesson | None, sandbox: Sandbox, claimed: Claim) -> Verdict:
     if lesson is None or lesson.exercise is None:
         raise GraderError(f"this worker's catalog has no exercise {claimed.lesson_id!r}")
     return grade_source(lesson.exercise, claimed.source.encode(), sandbox)
+
+
+@contextlib.contextmanager
+def _renewing(
+    store: Store, claimed: Claim, lease_s: int, clock: Callable[[], datetime]
+) -> Iterator[None]:
+    """Renew the claim's lease every third of it while the grading runs.
+
+    An exercise's cases can take longer together than one lease (each case has the
+    exercise's time limit); a worker that dies stops renewing, so its lease still lapses.
+    """
+    stop = threading.Event()
+
+    def renew() -> None:
+        while not stop.wait(lease_s / 3):
+            try:
+                if not submissions.renew(store, claimed, lease_s, clock()):
+                    return  # taken over: the verdict will be fenced out anyway
+            except DBAPIError as exc:
+                log.warning(
+                    "cannot renew the lease of submission %s: %s", claimed.submission_id, exc
+                )
+
+    thread = threading.Thread(target=renew, name=f"lease-{claimed.submission_id}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
 
 
 def _save(write: Callable[[], T]) -> T:

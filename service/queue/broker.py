@@ -207,7 +207,8 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         # right whether or not their message comes back
         "worker_cancel_long_running_tasks_on_connection_loss": False,
         "enable_utc": True,
-        # a running grade is killed at its lease's end: another worker may take it over then
+        # the last resort against a grading that hangs: a worker raises it to its catalog's
+        # longest grading (workers/app.py), for the lease is renewed while a grading runs
         "task_time_limit": settings.lease_s,
         "codeblanks_sweep_interval_s": settings.sweep_interval_s,
     }

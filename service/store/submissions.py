@@ -263,6 +263,22 @@ def claim(store: Store, submission_id: int, lease_s: int, now: datetime) -> Clai
         )
 
 
+def renew(store: Store, held: Claim, lease_s: int, now: datetime) -> bool:
+    """Extend the claim's lease to `lease_s` from now; False when it no longer holds."""
+    with store.session() as session:
+        renewed = changed(
+            session,
+            update(Submission)
+            .where(
+                Submission.id == held.submission_id,
+                Submission.lease_token == held.token,
+                Submission.status == Status.RUNNING,
+            )
+            .values(lease_expires_at=now + timedelta(seconds=lease_s)),
+        )
+        return renewed == 1
+
+
 def finish(
     store: Store,
     held: Claim,

@@ -203,3 +203,15 @@ def test_the_seed_lesson_has_its_one_implicit_case(catalog):
     )
     assert case.output == SEED_OUTPUT.decode() == lesson.exercise.expected_output
     assert (case.stdin, case.argv, case.compare) == ("", (), CompareMode.EXACT)
+
+
+def test_the_longest_grading_is_every_case_one_after_another(catalog):
+    # the worker's task time limit is the lease plus this: a grading of many cases is no hang
+    longest = max(
+        len(lesson.exercise.cases) * (lesson.exercise.limits.time_s + 1.0)
+        for lesson in catalog
+        if lesson.exercise is not None
+    )
+    assert catalog.longest_grading_s() == longest
+    scaled = catalog.lesson("expert/scaled-dot-product").exercise
+    assert longest >= len(scaled.cases) * scaled.limits.time_s > scaled.limits.time_s

@@ -1,4 +1,5 @@
 import logging
+import time
 from dataclasses import replace
 from datetime import timedelta
 
@@ -178,3 +179,35 @@ def test_a_lesson_missing_from_the_catalog_is_our_fault(store, catalog, settings
         SyncStatus.SKIPPED,
         "the lesson 'expert/gone' is not in the catalog",
     )
+
+
+def test_a_grading_longer_than_its_lease_keeps_it_by_renewing(store, catalog, settings, expected):
+    """Cases together may outlast one lease: while the worker lives, nobody takes it over."""
+    placed = place(store, SEED)
+    sid = submission(store, placed.placement_id, placed.user_id, "print(1)", late=False)
+    short = replace(settings, lease_s=1)
+    seen = []
+
+    def slow(request):
+        for _ in range(3):  # 2.4 s in all, more than twice the lease
+            time.sleep(0.8)
+            seen.append(submissions.claim(store, sid, short.lease_s, utcnow()))
+        return RunResult(RunOutcome.EXITED, expected, exit_code=0)
+
+    graded = grade_stored(store, catalog, FakeSandbox(slow), short, sid)
+    assert graded.outcome is Outcome.GRADED
+    assert [type(other).__name__ for other in seen] == ["Held", "Held", "Held"]
+    saved = row(store, sid)
+    assert (saved.run_status, saved.gradings, saved.claims) == ("passed", 1, 1)
+
+
+def test_a_lease_is_renewed_only_under_its_own_token(store, queued):
+    now = utcnow()
+    first = submissions.claim(store, queued, 30, now)
+    assert submissions.renew(store, first, 30, now + timedelta(seconds=10))
+    later = now + timedelta(seconds=35)  # renewed to now + 40 s: still held
+    assert type(submissions.claim(store, queued, 30, later)).__name__ == "Held"
+    taken = submissions.claim(store, queued, 30, now + timedelta(seconds=41))
+    assert taken.token != first.token
+    assert not submissions.renew(store, first, 30, now + timedelta(seconds=42))
+    assert row(store, queued).lease_token == taken.token
