@@ -21,7 +21,7 @@ from core.runs import Limits, RunOutcome, RunRequest, RunResult, RunStatus, stud
 
 HARNESS = "__codeblanks_case__.py"
 HARNESS_CONFIG = "__codeblanks_case__.json"
-_HARNESS_SOURCE = (Path(__file__).parent / "case_harness.py").read_bytes()
+HARNESS_SOURCE = (Path(__file__).parent / "case_harness.py").read_bytes()
 _RUN_KEYS = {"stdin", "argv", "expected_output", "output"}
 _VALUE_KEYS = {"expr", "expected"}
 _COMMON_KEYS = {"name", "weight", "hidden", "compare", "tolerance"}
@@ -77,7 +77,7 @@ class Case:
             config.update(mode="run", argv=list(self.argv))
         with_harness = {
             **files,
-            HARNESS: _HARNESS_SOURCE,
+            HARNESS: HARNESS_SOURCE,
             HARNESS_CONFIG: json.dumps(config).encode(),
         }
         return RunRequest(files=with_harness, entrypoint=HARNESS, limits=limits, stdin=stdin)

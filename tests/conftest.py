@@ -14,7 +14,7 @@ from service.settings import Settings
 from tests.servers import postgres_cluster, redis_server  # noqa: F401  (fixtures)
 from workers.sandbox.bwrap import BwrapSandbox
 from workers.sandbox.runtime import Runtime
-from workers.sandbox.slot import ARMED_AHEAD
+from workers.sandbox.slot import MOST_ARMED
 from workers.sandbox.warm import FIRST_UID as WARM_FIRST_UID
 from workers.sandbox.warm import WarmSandbox
 
@@ -111,7 +111,7 @@ def warm_leftovers() -> list[str]:
         live = {d: [p for p in _pids(d) if not _state(p).startswith(dead)] for d in dirs}
         # an ended run's cgroup, its processes killed, lingers until its keeper removes it
         armed = [d for d, pids in live.items() if pids]
-        if len(armed) > ARMED_AHEAD:
+        if len(armed) > MOST_ARMED:
             found.append(f"uid {uid} has {len(armed)} live run cgroups: {sorted(map(str, armed))}")
         found += [f"cgroup {d} holds {len(pids)} live processes" for d, pids in live.items()
                   if len(pids) > 2]  # fmt: skip

@@ -13,6 +13,7 @@ import contextlib
 import fcntl
 import hashlib
 import os
+import re
 import select
 import shutil
 import signal
@@ -20,6 +21,7 @@ import socket
 import subprocess
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from core.errors import GraderError
@@ -32,6 +34,13 @@ ZYGOTE_MOUNT = "/opt/codeblanks"
 # runs armed ahead per slot: one waits while another runs, since arming takes longer than a
 # run here (moving a process into a cgroup v1 waits for an RCU grace period per controller)
 ARMED_AHEAD = 2
+# and while no run of the pool is in flight, this many more: the cases of one submission
+# arrive together, and a run that shares the CPU with arming takes twice as long (a 5-case
+# burst on 2 slots: 86 ms with arming beside it, vs ~10 ms for one run; warm_cases5 mode)
+IDLE_RESERVE = 2
+MOST_ARMED = ARMED_AHEAD + IDLE_RESERVE
+PREPARED = "prepared"  # in the installed zygote dir: programs it compiles ahead (see program.py)
+_PROGRAM_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*\.py$")
 _START_TIMEOUT_S = 30.0  # bwrap, python3 and numpy: ~0.2 s idle, seconds on a loaded machine
 
 
@@ -59,6 +68,12 @@ class Slot:
         """Return how many runs are armed and waiting for their code."""
         with self._lock:
             return len(self._armed)
+
+    @property
+    def has_spent(self) -> bool:
+        """Return whether ended runs wait for finish_spent."""
+        with self._lock:
+            return bool(self._spent)
 
     @property
     def alive(self) -> bool:
@@ -231,11 +246,22 @@ def _kill_uid(uid: int, deadline_s: float = 2.0) -> None:
         time.sleep(0.01)
 
 
-def install_zygote(state_dir: Path) -> Path:
-    """Copy the zygote package to a root-owned, world-readable dir named by its content."""
+def install_zygote(state_dir: Path, prepared: Mapping[str, bytes] | None = None) -> Path:
+    """Copy the zygote package to a root-owned, world-readable dir named by its content.
+
+    `prepared` maps a work dir file name to a program the zygote compiles once, ahead of
+    every run (core.cases' harness): a run whose entrypoint holds exactly that text skips
+    its compilation, about 2 ms of a 10 ms run.
+    """
     source = Path(zygote.__path__[0])
     files = sorted(source.glob("*.py"))
+    programs = sorted((prepared or {}).items())
+    for name, _ in programs:
+        if not _PROGRAM_NAME.match(name):
+            raise GraderError(f"refusing a prepared program named {name!r}")
     digest = hashlib.sha256(b"".join(f.name.encode() + f.read_bytes() for f in files))
+    for name, text in programs:
+        digest.update(b"prepared/" + name.encode() + b"\0" + text)
     target = state_dir / f"zygote-{digest.hexdigest()[:16]}"
     if not target.is_dir():
         building = state_dir / f".{target.name}.{os.getpid()}"
@@ -244,6 +270,10 @@ def install_zygote(state_dir: Path) -> Path:
         for file in files:
             shutil.copyfile(file, building / file.name)
             (building / file.name).chmod(0o644)
+        (building / PREPARED).mkdir(mode=0o755)
+        for name, text in programs:
+            (building / PREPARED / name).write_bytes(text)
+            (building / PREPARED / name).chmod(0o644)
         with contextlib.suppress(OSError):  # another pool may have installed it meanwhile
             building.rename(target)
         shutil.rmtree(building, ignore_errors=True)

@@ -28,13 +28,20 @@ import weakref
 from pathlib import Path
 from types import TracebackType
 
+from core.cases import HARNESS, HARNESS_SOURCE
 from core.errors import GraderError
 from core.runs import Limits, RunOutcome, RunRequest, RunResult, Sandbox
 from workers.sandbox import cgroups, scratch
 from workers.sandbox.armed import Execution
 from workers.sandbox.outcomes import Ending, classify
 from workers.sandbox.runtime import Runtime
-from workers.sandbox.slot import ARMED_AHEAD, Slot, install_zygote, sweep_orphans
+from workers.sandbox.slot import (
+    ARMED_AHEAD,
+    IDLE_RESERVE,
+    Slot,
+    install_zygote,
+    sweep_orphans,
+)
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +88,7 @@ class WarmSandbox:
         self._closed = False
         self._broken: str | None = None
         self._limits = Limits()  # the next run is armed for the last run's limits
+        self._running = 0  # runs in flight: while there are any, keepers arm only what is due
         self._finalizer = weakref.finalize(self, _discard_all, self._keepers, self._stop)
 
     @property
@@ -113,7 +121,7 @@ class WarmSandbox:
             if self._code is None:
                 self.check()
                 self.state_dir.mkdir(parents=True, exist_ok=True, mode=0o711)
-                self._code = install_zygote(self.state_dir)
+                self._code = install_zygote(self.state_dir, {HARNESS: HARNESS_SOURCE})
                 sweep_orphans(self.state_dir / "slots", FIRST_UID)
             locks = self.state_dir / "slots"
             uid = self._uids.enter_context(scratch.uid_slot(locks, FIRST_UID))
@@ -145,6 +153,7 @@ class WarmSandbox:
         finally:
             with self._cond:
                 self._limits = request.limits
+                self._running -= 1
                 keeper.busy = False
                 if healthy and keeper.slot.alive and not keeper.restart:
                     keeper.todo = keeper.todo or "arm"  # top up what this run used
@@ -188,6 +197,7 @@ class WarmSandbox:
                 if self._ready:
                     keeper = self._ready.pop()
                     keeper.busy = True
+                    self._running += 1
                     return keeper
                 if self._broken is not None:
                     return None
@@ -210,7 +220,7 @@ class WarmSandbox:
         """Start and arm one slot whenever it needs it, until the pool closes."""
         while True:
             with self._cond:
-                while keeper.todo is None and not self._closed:
+                while not self._closed and not self._has_work(keeper):
                     self._cond.wait()
                 if self._closed:
                     while keeper.busy:  # a run in flight ends within its time limit
@@ -220,7 +230,7 @@ class WarmSandbox:
             try:
                 if todo == "start":
                     keeper.slot.start(self._stop)
-                if keeper.slot.armed < ARMED_AHEAD:  # a run may have asked after we topped up
+                if keeper.slot.armed < self._target():  # a run may have asked after we topped up
                     keeper.slot.arm(limits)
             except (GraderError, OSError) as exc:
                 self._retire(keeper)
@@ -246,6 +256,22 @@ class WarmSandbox:
                 with self._cond:
                     keeper.todo = "start"
         keeper.slot.discard()
+
+    def _target(self) -> int:
+        """Return how many armed runs a slot should hold now (read without the lock: a hint)."""
+        return ARMED_AHEAD + (IDLE_RESERVE if self._running == 0 else 0)
+
+    def _has_work(self, keeper: _Keeper) -> bool:
+        """Say whether the keeper should start, arm or clean up now; call holding the lock.
+
+        While runs are in flight, a keeper arms only up to ARMED_AHEAD and leaves ended runs'
+        clean-up for later: what it would do beside them slows them down.
+        """
+        if keeper.todo == "start":
+            return True
+        if keeper.slot.armed < self._target():
+            return True
+        return self._running == 0 and keeper.slot.has_spent
 
     def _retire(self, keeper: _Keeper) -> None:
         """Take a slot out of service and wait until no run holds it (keeper thread only)."""

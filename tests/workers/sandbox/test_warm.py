@@ -9,12 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from core.cases import HARNESS
 from core.runs import Limits, RunOutcome, RunRequest, RunStatus
 from core.verdicts import grade_source
 from service.settings import Settings
 from tests.conftest import REPO, warm_leftovers
 from workers.sandbox.fake import FakeSandbox
 from workers.sandbox.runtime import Runtime
+from workers.sandbox.slot import MOST_ARMED
 from workers.sandbox.warm import WarmSandbox
 
 pytestmark = pytest.mark.bwrap
@@ -335,3 +337,21 @@ def test_a_pool_that_cannot_start_falls_back(tmp_path):
     with WarmSandbox(Runtime(tmp_path), slots=1, fallback=fallback) as sandbox:
         result = run(sandbox, "print('hi')  # prints: cold\n")
     assert result.stdout == b"cold" and len(fallback.requests) == 1
+
+
+def test_a_file_named_like_a_prepared_program_runs_its_own_text(warm):
+    """The zygote compiles the case harness ahead; a different text under its name is run as
+    itself, never as the harness."""
+    own = RunRequest({HARNESS: b"print('my own')\n"}, HARNESS)
+    assert warm.run(own).stdout == b"my own\n"
+
+
+def test_an_idle_pool_holds_a_reserve_of_armed_runs_for_a_burst_of_cases():
+    with WarmSandbox(RUNTIME, slots=1) as sandbox:
+        sandbox.start()
+        assert run(sandbox, "print(1)").stdout == b"1\n"
+        deadline = time.monotonic() + 30
+        while sandbox.slots()[0].armed < MOST_ARMED:
+            assert time.monotonic() < deadline, "the idle pool never filled its reserve"
+            time.sleep(0.05)
+        assert warm_leftovers() == []

@@ -22,6 +22,19 @@ import types
 from typing import Any, NoReturn
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
+# programs compiled once in the zygote, by their name in /work: (their text, their code)
+_PREPARED: dict[str, tuple[bytes, types.CodeType]] = {}
+
+
+def compile_prepared(directory: str) -> None:
+    """Compile the installed prepared programs (slot.install_zygote), as /work/NAME would be."""
+    if not os.path.isdir(directory):
+        return
+    for name in sorted(os.listdir(directory)):
+        with open(os.path.join(directory, name), "rb") as handle:
+            text = handle.read()
+        path = f"/work/{name}"
+        _PREPARED[path] = (text, compile(text, path, "exec", dont_inherit=True))
 
 
 def prepare() -> None:
@@ -53,7 +66,11 @@ def _run(path: str, namespace: dict[str, Any]) -> tuple[int, int | None]:
     try:
         with open(path, "rb") as handle:
             source = handle.read()
-        code = compile(source, path, "exec", dont_inherit=True)
+        prepared = _PREPARED.get(path)
+        if prepared is not None and prepared[0] == source:
+            code = prepared[1]  # the same text, compiled the same way, before the fork
+        else:
+            code = compile(source, path, "exec", dont_inherit=True)
     except OSError as exc:
         print(f"python3: can't open file {path!r}: {exc}", file=sys.stderr)
         return 2, None
