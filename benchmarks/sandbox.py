@@ -8,8 +8,10 @@ Prints a table; with --json, ends with one JSON line:
 "warm_cases5" grades the same solution against the seed with five cases (CASES5: two run cases
 without the harness, one argv case and two value cases through it) on the same pool as "warm";
 a row there is one whole submission, and it adds "ratio_to_warm", its cost in single runs.
-Latency rounds interleave the modes, so that drift in the machine's speed hits all alike;
-throughput grades one submission per core at a time.
+Latency rounds interleave the modes, so that drift in the machine's speed hits all alike, and
+each timed run meets a settled sandbox (SETTLE_S after the last), as a student's submission
+meets a worker between submissions; throughput grades one submission per core at a time,
+back to back, so a pool's idle reserve is soon spent there.
 """
 
 from __future__ import annotations
@@ -63,6 +65,9 @@ cases:
     expected: [[0.5, 0.5], [0.5, 0.5]]
     hidden: true
 """
+
+
+SETTLE_S = 0.2  # a warm pool tops up its armed runs in this time after a submission
 
 
 def plain_runner(root: Path, source: bytes) -> Runner:
@@ -184,6 +189,7 @@ def main() -> None:
         run()  # warm caches
     for _ in range(args.runs):
         for name, run in modes.items():
+            time.sleep(SETTLE_S)
             started = time.perf_counter()
             peak = run()
             times[name].append((time.perf_counter() - started) * 1000)
