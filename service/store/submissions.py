@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, and_, bindparam, func, insert, or_, select, update
+from sqlalchemy import Connection, Update, and_, bindparam, func, insert, or_, select, update
 from sqlalchemy.orm import Session
 
 from core.lessons import Lesson
@@ -263,18 +263,21 @@ def claim(store: Store, submission_id: int, lease_s: int, now: datetime) -> Clai
         )
 
 
+def _held_by(held: Claim) -> Update:
+    """Return an update of the submission that changes it only while `held` holds its lease."""
+    return update(Submission).where(
+        Submission.id == held.submission_id,
+        Submission.lease_token == held.token,
+        Submission.status == Status.RUNNING,
+    )
+
+
 def renew(store: Store, held: Claim, lease_s: int, now: datetime) -> bool:
     """Extend the claim's lease to `lease_s` from now; False when it no longer holds."""
     with store.session() as session:
         renewed = changed(
             session,
-            update(Submission)
-            .where(
-                Submission.id == held.submission_id,
-                Submission.lease_token == held.token,
-                Submission.status == Status.RUNNING,
-            )
-            .values(lease_expires_at=now + timedelta(seconds=lease_s)),
+            _held_by(held).values(lease_expires_at=now + timedelta(seconds=lease_s)),
         )
         return renewed == 1
 
@@ -370,13 +373,7 @@ def release(store: Store, held: Claim, now: datetime, problem: str | None = None
     with store.session() as session:
         released = changed(
             session,
-            update(Submission)
-            .where(
-                Submission.id == held.submission_id,
-                Submission.lease_token == held.token,
-                Submission.status == Status.RUNNING,
-            )
-            .values(
+            _held_by(held).values(
                 status=Status.QUEUED,
                 lease_token=None,
                 lease_expires_at=None,

@@ -6,6 +6,7 @@ Moodle. A real redis-server and a real `codeblanks worker` grade, post scores to
 LMS and read its roster, as in production.
 """
 
+import contextlib
 import csv
 import io
 import re
@@ -30,12 +31,13 @@ SOLUTION = (Path(__file__).resolve().parents[3] / "lessons" / "expert" / "what-i
 TIMEOUT_MS = 30_000
 
 
-@pytest.fixture
-def lms(tmp_path, redis_server):
+@contextlib.contextmanager
+def lms_with_a_worker(tmp_path, redis_server, queues, **changes):
     """The tool beside the demo LMS, with a real redis-server and a real Celery worker."""
-    found, tool_server = make_lms(tmp_path, settings_changes={"redis_url": redis_server.url})
+    settings_changes = {"redis_url": redis_server.url, **changes}
+    found, tool_server = make_lms(tmp_path, settings_changes=settings_changes)
     env = Pipeline.env_of(found.app.config["SETTINGS"])
-    worker = WorkerProcess(env, tmp_path / "worker.log", queues="grade,sync,regrade")
+    worker = WorkerProcess(env, tmp_path / "worker.log", queues=queues)
     worker.start(concurrency=2)
     found.worker = worker
     try:
@@ -46,6 +48,13 @@ def lms(tmp_path, redis_server):
         found.demo.stop()
         tool_server.stop()
         found.store.dispose()
+
+
+@pytest.fixture
+def lms(tmp_path, redis_server):
+    """The tool beside the demo LMS, with a real redis-server and a real Celery worker."""
+    with lms_with_a_worker(tmp_path, redis_server, "grade,sync,regrade") as found:
+        yield found
 
 
 @pytest.fixture

@@ -1,45 +1,19 @@
-"""Helpers of the case tests: every sandbox backend, lessons with cases written into tmp dirs,
-and a sandbox wrapper that keeps the requests it was given."""
+"""Helpers of the case tests: lessons with cases written into tmp dirs, and a sandbox wrapper
+that keeps the requests it was given (the backends are conftest.py's `sandbox` fixture)."""
 
 from __future__ import annotations
 
 import shutil
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
-from core.errors import GraderError
 from core.lessons import Exercise, load_lesson
 from core.runs import RunRequest, RunResult, Sandbox
-from service.settings import Settings
 from tests.conftest import SEED
-from workers.sandbox import make_sandbox
-
-BACKENDS = ["bwrap", "docker", "warm"]
-SETUP = {"docker": "docker_daemon"}
-MARKS = {"bwrap": [pytest.mark.bwrap], "docker": [pytest.mark.docker], "warm": [pytest.mark.bwrap]}
-
-
-# the params of each test module's backend fixture (a fixture is not imported across modules)
-BACKEND_PARAMS = [pytest.param(b, marks=MARKS.get(b, [])) for b in BACKENDS]
-
-
-def open_backend(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
-    """Build the backend under test as the worker builds it; fail if it cannot run here."""
-    name = request.param
-    if name in SETUP:
-        request.getfixturevalue(SETUP[name])
-    try:
-        box = make_sandbox(name, Settings.from_env().runtime_dir)
-        getattr(box, "check", lambda: None)()
-    except GraderError as exc:
-        pytest.fail(f"the {name} sandbox backend is not available: {exc}")
-    yield box
-    getattr(box, "close", lambda: None)()
 
 
 def write_lesson(

@@ -7,27 +7,16 @@ from __future__ import annotations
 import ast
 import re
 import textwrap
-from collections.abc import Iterator
 from typing import Any
-
-import pytest
 
 from core.cases import HARNESS
 from core.runs import RunStatus, Sandbox, student_message
 from core.verdicts import Verdict, grade_source
 from tests.conftest import SEED
 from tests.workers.sandbox.case_lessons import (
-    BACKEND_PARAMS,
     Recording,
-    open_backend,
     write_lesson,
 )
-
-
-@pytest.fixture(scope="session", params=BACKEND_PARAMS)
-def case_sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
-    """Every sandbox backend, one at a time."""
-    yield from open_backend(request)
 
 
 def grade(exercise: Any, source: str, sandbox: Sandbox) -> Verdict:
@@ -61,7 +50,7 @@ print(sum(int(x) for x in data))
 """
 
 
-def test_run_cases_get_their_stdin_and_argv(case_sandbox, tmp_path):
+def test_run_cases_get_their_stdin_and_argv(sandbox, tmp_path):
     cases: list[dict[str, Any]] = [
         {"name": "stdin only", "stdin": "1 2\n3\n", "output": "model.py __main__\n[]\n6\n"},
         {
@@ -77,7 +66,7 @@ def test_run_cases_get_their_stdin_and_argv(case_sandbox, tmp_path):
         },
         {"name": "wrong on purpose", "stdin": "1", "output": "model.py __main__\n[]\n2\n"},
     ]
-    recording = Recording(case_sandbox)
+    recording = Recording(sandbox)
     verdict = grade(write_lesson(tmp_path, cases), ECHO, recording)
     assert statuses(verdict) == {
         "stdin only": RunStatus.PASSED,
@@ -93,11 +82,11 @@ def test_run_cases_get_their_stdin_and_argv(case_sandbox, tmp_path):
     assert entrypoints == sorted(["model.py", HARNESS, HARNESS, "model.py"])
 
 
-def test_an_exercise_without_cases_is_graded_as_before(case_sandbox, tmp_path):
+def test_an_exercise_without_cases_is_graded_as_before(sandbox, tmp_path):
     exercise = write_lesson(tmp_path, None)
     assert not exercise.has_cases
     assert [case.name for case in exercise.cases] == ["expected output"]
-    recording = Recording(case_sandbox)
+    recording = Recording(sandbox)
     solution = (SEED / "solution" / "model.py").read_bytes()
     verdict = grade_source(exercise, solution, recording)
     assert verdict.status is RunStatus.PASSED
@@ -110,7 +99,7 @@ def test_an_exercise_without_cases_is_graded_as_before(case_sandbox, tmp_path):
     assert set(request.files) == {"model.py"}
     assert request.stdin == b""
 
-    wrong = grade(exercise, "print('nope')\n", case_sandbox)
+    wrong = grade(exercise, "print('nope')\n", sandbox)
     assert wrong.status is RunStatus.FAILED
     assert wrong.score == 0.0
     assert wrong.feedback.startswith(student_message(RunStatus.FAILED, exercise.limits))
@@ -132,7 +121,7 @@ print(5)  # a print at import is not the result
 """
 
 
-def test_value_cases_compare_plain_data(case_sandbox, tmp_path):
+def test_value_cases_compare_plain_data(sandbox, tmp_path):
     near = {"rel": 1.0e-6, "abs": 1.0e-3}
     passing = [
         value_case("int", "add(2, 3)", 5),
@@ -170,7 +159,7 @@ def test_value_cases_compare_plain_data(case_sandbox, tmp_path):
         value_case("none for a number", "None", 0),
     ]
     exercise = write_lesson(tmp_path, passing + failing, compare="numeric", tolerance=near)
-    verdict = grade(exercise, VALUES, case_sandbox)
+    verdict = grade(exercise, VALUES, sandbox)
     cases = by_name(verdict)
     wrong = {
         name: (case.status.value, case.feedback)
@@ -217,12 +206,12 @@ def mapping():
 """
 
 
-def test_what_the_module_prints_is_not_the_value(case_sandbox, tmp_path):
+def test_what_the_module_prints_is_not_the_value(sandbox, tmp_path):
     cases = [
         value_case("answer", "answer()", 42),
         value_case("mapping", "mapping()", {"answer": 42}),
     ]
-    verdict = grade(write_lesson(tmp_path, cases), PRINTER, case_sandbox)
+    verdict = grade(write_lesson(tmp_path, cases), PRINTER, sandbox)
     cases_by_name = by_name(verdict)
     assert statuses(verdict) == {"answer": RunStatus.FAILED, "mapping": RunStatus.FAILED}
     assert cases_by_name["answer"].got == "41"
@@ -284,7 +273,7 @@ class Disguised:
 """
 
 
-def test_values_that_are_not_plain_data_fail_and_say_what_they_were(case_sandbox, tmp_path):
+def test_values_that_are_not_plain_data_fail_and_say_what_they_were(sandbox, tmp_path):
     cases = [
         value_case("equal to anything", "Anything()", 5),
         value_case("lying float", "LyingFloat(2.0)", 1.0),
@@ -310,7 +299,7 @@ def test_values_that_are_not_plain_data_fail_and_say_what_they_were(case_sandbox
         value_case("a __class__ that lies", "Disguised()", 5),
         value_case("a bound method", "Anything().__eq__", 5),
     ]
-    verdict = grade(write_lesson(tmp_path, cases, compare="numeric"), LIARS, case_sandbox)
+    verdict = grade(write_lesson(tmp_path, cases, compare="numeric"), LIARS, sandbox)
     cases_by_name = by_name(verdict)
     assert verdict.score == 0.0
     impostor = cases_by_name.pop("numpy scalar impostor")
@@ -445,7 +434,7 @@ EXITS = {
 
 
 def test_exits_garbage_and_oversized_values_never_pass_and_never_break_the_grader(
-    case_sandbox, tmp_path
+    sandbox, tmp_path
 ):
     exercise = write_lesson(
         tmp_path,
@@ -454,7 +443,7 @@ def test_exits_garbage_and_oversized_values_never_pass_and_never_break_the_grade
     )
     wrong = {}
     for name, (source, status, says) in EXITS.items():
-        verdict = grade(exercise, source, case_sandbox)
+        verdict = grade(exercise, source, sandbox)
         [case] = verdict.cases
         if case.status is not status or says not in case.feedback:
             wrong[name] = (case.status.value, case.feedback, case.stderr[-300:])
@@ -490,14 +479,14 @@ if __name__ == "__main__":
 """
 
 
-def test_every_case_starts_from_a_fresh_state(case_sandbox, tmp_path):
+def test_every_case_starts_from_a_fresh_state(sandbox, tmp_path):
     fresh = [[], 1, 1, "x", [True, True]]  # nothing seen, though every case wrote
     cases = [value_case(f"value {i}", "state()", fresh) for i in range(4)]
     cases += [{"name": f"run {i}", "output": f"{fresh}\n"} for i in range(2)]
     cases += [
         {"name": f"run with argv {i}", "argv": ["a"], "output": f"{fresh}\n"} for i in range(2)
     ]
-    verdict = grade(write_lesson(tmp_path, cases), STATE, case_sandbox)
+    verdict = grade(write_lesson(tmp_path, cases), STATE, sandbox)
     assert verdict.status is RunStatus.PASSED, [
         (c.name, c.feedback) for c in verdict.cases if not c.passed
     ]
@@ -512,10 +501,10 @@ print(repr([started, time.time()]))
 """
 
 
-def test_the_cases_of_a_submission_run_side_by_side(case_sandbox, tmp_path):
-    assert case_sandbox.parallel_runs > 1  # this machine has more than one CPU, and so slots
+def test_the_cases_of_a_submission_run_side_by_side(sandbox, tmp_path):
+    assert sandbox.parallel_runs > 1  # this machine has more than one CPU, and so slots
     cases = [{"name": f"span {i}", "stdin": str(i), "output": "never"} for i in range(4)]
-    verdict = grade(write_lesson(tmp_path, cases), SPAN, case_sandbox)
+    verdict = grade(write_lesson(tmp_path, cases), SPAN, sandbox)
     spans = [ast.literal_eval(case.stdout) for case in verdict.cases]
     assert all(end - start >= 1.0 for start, end in spans), spans
 
@@ -523,10 +512,10 @@ def test_the_cases_of_a_submission_run_side_by_side(case_sandbox, tmp_path):
         return sum(start <= moment < end for start, end in spans)
 
     most = max(at_once(start) for start, _ in spans)
-    assert most == min(len(spans), case_sandbox.parallel_runs), spans
+    assert most == min(len(spans), sandbox.parallel_runs), spans
 
 
-def test_a_case_runs_with_the_exercises_limits(case_sandbox, tmp_path):
+def test_a_case_runs_with_the_exercises_limits(sandbox, tmp_path):
     cases = [
         value_case("slow", "slow()", 1),
         value_case("greedy", "greedy()", 1),
@@ -544,7 +533,7 @@ def test_a_case_runs_with_the_exercises_limits(case_sandbox, tmp_path):
         sys.stdout.write("x" * 100_000)
     """
     limits = {"time_s": 1, "memory_mb": 128, "output_kb": 16}
-    verdict = grade(write_lesson(tmp_path, cases, limits=limits), source, case_sandbox)
+    verdict = grade(write_lesson(tmp_path, cases, limits=limits), source, sandbox)
     assert statuses(verdict) == {
         "slow": RunStatus.TIMEOUT,
         "greedy": RunStatus.MEMORY_LIMIT,

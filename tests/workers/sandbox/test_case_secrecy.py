@@ -15,26 +15,14 @@ import json
 import re
 import secrets
 import textwrap
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
-
-from core.runs import RunRequest, RunStatus, Sandbox
+from core.runs import RunRequest, RunStatus
 from core.verdicts import Verdict, grade_source
 from tests.workers.sandbox.case_lessons import (
-    BACKEND_PARAMS,
     Recording,
-    open_backend,
     write_lesson,
 )
-
-
-@pytest.fixture(scope="session", params=BACKEND_PARAMS)
-def case_sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
-    """Every sandbox backend, one at a time."""
-    yield from open_backend(request)
-
 
 SEARCH = """\
 import hashlib, os, re, stat, sys
@@ -170,7 +158,7 @@ def student_view(verdict: Verdict) -> str:
     return json.dumps(verdict.as_json("secrecy"), ensure_ascii=False) + verdict.feedback
 
 
-def test_a_search_of_everything_the_run_can_reach_finds_no_expected_value(case_sandbox, tmp_path):
+def test_a_search_of_everything_the_run_can_reach_finds_no_expected_value(sandbox, tmp_path):
     control = token("control")
     hidden_value, hidden_output, hidden_stdin_output, visible_value = (
         token("secret") for _ in range(4)
@@ -189,7 +177,7 @@ def test_a_search_of_everything_the_run_can_reach_finds_no_expected_value(case_s
     hashes = {hashlib.sha256(t.encode()).hexdigest() for t in tokens}
     source = f"HASHES = {sorted(hashes)!r}\n" + SEARCH
     exercise = write_lesson(tmp_path, cases, limits={"time_s": 60, "memory_mb": 512})
-    recording = Recording(case_sandbox)
+    recording = Recording(sandbox)
     verdict = grade_source(exercise, source.encode(), recording)
 
     reports: dict[str, Any] = {}
@@ -264,7 +252,7 @@ EXPECTED_SCORES = {
 }
 
 
-def test_guessing_a_hidden_case_still_needs_the_right_answer(case_sandbox, tmp_path):
+def test_guessing_a_hidden_case_still_needs_the_right_answer(sandbox, tmp_path):
     cases: list[dict[str, Any]] = [
         {"name": "visible", "stdin": "3\n", "output": "9\n"},
         {"name": "hidden run", "stdin": f"{RUN_INPUT}\n", "output": f"{RUN_INPUT**2}\n",
@@ -275,7 +263,7 @@ def test_guessing_a_hidden_case_still_needs_the_right_answer(case_sandbox, tmp_p
     exercise = write_lesson(tmp_path, cases)
     scores = {}
     for name, source in GUESSES.items():
-        verdict = grade_source(exercise, textwrap.dedent(source).encode(), case_sandbox)
+        verdict = grade_source(exercise, textwrap.dedent(source).encode(), sandbox)
         scores[name] = verdict.score
         hidden_value = [c for c in verdict.cases if c.name == "hidden value"][0]
         if name == "right":

@@ -1,9 +1,5 @@
-"""Every hostile submission on every backend: a safe verdict in time, and nothing left behind.
-
-To test another backend, add its name to BACKENDS_UNDER_TEST (and, if it needs a service
-started first, the session fixture that starts it to SETUP). A backend that cannot run here
-fails the suite: it is never skipped.
-"""
+"""Every hostile submission on every backend (conftest.py's `sandbox` fixture): a safe verdict
+in time, and nothing left behind."""
 
 import dataclasses
 import json
@@ -23,41 +19,18 @@ from pathlib import Path
 
 import pytest
 
-from core.errors import GraderError
 from core.runs import Limits, RunRequest, RunStatus, Sandbox
 from core.verdicts import grade_source
 from service.settings import Settings
 from tests.conftest import SEED, sandbox_leftovers, warm_leftovers
 from tests.workers.sandbox.hostile import Case, all_cases
 from workers.sandbox import docker as docker_backend
-from workers.sandbox import make_sandbox
 from workers.sandbox.bwrap import BwrapSandbox
 from workers.sandbox.runtime import Runtime
 
-BACKENDS_UNDER_TEST = ["bwrap", "docker", "warm"]
-SETUP = {"docker": "docker_daemon"}
-MARKS = {"bwrap": [pytest.mark.bwrap], "docker": [pytest.mark.docker], "warm": [pytest.mark.bwrap]}
 LIMITS = Limits(time_s=2, memory_mb=128)
 TIME_SLACK_S = 1.5
 SOLUTION = (SEED / "solution" / "model.py").read_bytes()
-
-
-@pytest.fixture(
-    scope="session",
-    params=[pytest.param(b, marks=MARKS.get(b, [])) for b in BACKENDS_UNDER_TEST],
-)
-def sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
-    """The backend under test, built as the worker builds it; fails if it cannot run here."""
-    name = request.param
-    if name in SETUP:
-        request.getfixturevalue(SETUP[name])
-    try:
-        box = make_sandbox(name, Settings.from_env().runtime_dir)
-        getattr(box, "check", lambda: None)()
-    except GraderError as exc:
-        pytest.fail(f"the {name} sandbox backend is not available: {exc}")
-    yield box
-    getattr(box, "close", lambda: None)()
 
 
 @pytest.fixture

@@ -8,9 +8,6 @@ verdict's screenshot (cases.png) goes to DIR; by default to a temporary director
 
 import pytest
 
-from tests.pipeline import Pipeline
-from tests.servers import WorkerProcess
-from tests.service.lti.conftest import make_lms
 from tests.service.web import test_pages_browser as pages
 from tests.service.web.student.test_case_verdicts import CASES, SECRETS, write_catalog
 from tests.service.web.test_pages_browser import active, expect_text, launch, no_sideways_scroll
@@ -39,20 +36,11 @@ if __name__ == "__main__":
 @pytest.fixture
 def lms(tmp_path, redis_server):
     """The tool and the demo LMS on the test's catalog, with a real Celery worker."""
-    changes = {"redis_url": redis_server.url, "lessons_dir": write_catalog(tmp_path / "lessons")}
-    found, tool_server = make_lms(tmp_path, settings_changes=changes)
-    env = Pipeline.env_of(found.app.config["SETTINGS"])
-    worker = WorkerProcess(env, tmp_path / "worker.log", queues="grade,sync")
-    worker.start(concurrency=2)
-    found.worker = worker
-    try:
-        worker.wait_ready()
+    lessons = write_catalog(tmp_path / "lessons")
+    with pages.lms_with_a_worker(
+        tmp_path, redis_server, "grade,sync", lessons_dir=lessons
+    ) as found:
         yield found
-    finally:
-        worker.stop()
-        found.demo.stop()
-        tool_server.stop()
-        found.store.dispose()
 
 
 def test_the_case_list_by_keyboard_at_320_px(lms, chromium, screenshots):
