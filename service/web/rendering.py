@@ -40,6 +40,7 @@ def init_app(app: Flask) -> None:
     app.add_template_filter(points, "points")
     app.add_template_filter(when, "when")
     app.add_template_global(status_label, "status_label")
+    app.add_template_global(case_label, "case_label")
     app.add_template_global(blank_parts, "blank_parts")
     app.add_template_global(highlight, "highlight")
 
@@ -57,6 +58,11 @@ def when(moment: datetime | None) -> str:
 def status_label(run_status: str | None) -> str:
     """Return a run status as words."""
     return STATUS_LABELS.get(run_status or "", run_status or "")
+
+
+def case_label(run_status: str | None) -> str:
+    """Return a case's status as words: a failed case may be a value, not an output."""
+    return "Failed" if run_status == "failed" else status_label(run_status)
 
 
 def blank_parts(template: str) -> tuple[str, str]:

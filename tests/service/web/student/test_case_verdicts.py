@@ -249,10 +249,10 @@ def test_the_case_list_on_the_page(app, client, store, student):
     headings = [text_of(h) for h in re.findall(r"<h4[^>]*>(.*?)</h4>", verdict, re.S)]
     assert headings == [
         "✔ shout — Passed",
-        "✘ two lines — Output differs",
+        "✘ two lines — Failed",
         "✔ length — Passed",
-        "✘ secret — Output differs (hidden case)",
-        "✘ secret value — Output differs (hidden case)",
+        "✘ secret — Failed (hidden case)",
+        "✘ secret value — Failed (hidden case)",
     ]
     assert verdict.count("<h4") == verdict.count('<li class="case') == 5
     # the failing visible case: its input, expected, output and first difference

@@ -61,7 +61,7 @@ def test_the_case_list_by_keyboard_at_320_px(lms, chromium, screenshots):
     assert active(frame) == "submit"
     page.keyboard.press("Enter")
     verdict = frame.locator("#verdict")
-    expect_text(verdict.locator("h3"), "Output differs")
+    expect_text(verdict.locator("h3"), "Failed")
     expect_text(verdict, "2 of 5 cases passed — 3 of 6 points")
     frame.locator("#verdict:focus").wait_for()
     assert active(frame) == "verdict"
@@ -71,10 +71,10 @@ def test_the_case_list_by_keyboard_at_320_px(lms, chromium, screenshots):
     headings = [" ".join(h.split()) for h in cases.locator("h4").all_inner_texts()]
     assert headings == [
         "✔ shout — Passed",
-        "✘ two lines — Output differs",
+        "✘ two lines — Failed",
         "✔ length — Passed",
-        "✘ secret — Output differs (hidden case)",
-        "✘ secret value — Output differs (hidden case)",
+        "✘ secret — Failed (hidden case)",
+        "✘ secret value — Failed (hidden case)",
     ]
     two_lines = cases.locator("li", has_text="two lines")
     expect_text(two_lines, "First difference, on line 2 of the output:")

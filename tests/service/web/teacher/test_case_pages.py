@@ -98,7 +98,7 @@ def test_the_lesson_page_shows_each_cases_pass_rate_and_the_commonest_first_fail
     assert "equal scores hidden 2 2 of 4 50%" in text
     assert "a row 1 2 of 4 50%" in text
     first = text[text.index("The commonest first failing case") :]
-    assert first.index("equal scores hidden : 2 students (2 × output differs)") < first.index(
+    assert first.index("equal scores hidden : 2 students (2 × failed)") < first.index(
         "the example: 1 student (1 × time limit exceeded)"
     )
     assert "1 student passes every case" in text
@@ -134,9 +134,9 @@ def test_the_teacher_sees_every_case_of_a_submission_hidden_ones_marked(client, 
     text = text_of(page, spaced=True)
     newest = text[: text.index("#1 ·")]  # the newest submission is listed first
     assert "the example 1 Passed" in newest
-    assert "equal scores hidden 2 Output differs" in newest
+    assert "equal scores hidden 2 Failed" in newest
     # what the student does not see of a hidden case, the teacher does
-    hidden = newest[newest.index("equal scores hidden : Output differs") :]
+    hidden = newest[newest.index("equal scores hidden : Failed") :]
     assert "A hidden case: its student sees its name and verdict only" in hidden
     assert "(“Hidden case 'equal scores' failed.”)" in hidden
     assert "equal scores went wrong" in hidden
@@ -145,7 +145,7 @@ def test_the_teacher_sees_every_case_of_a_submission_hidden_ones_marked(client, 
     shown = newest[newest.index("a row: Passed") :]
     assert "Input input of a row Expected expected of a row Got got of a row" in shown
     older = text[text.index("#1 ·") :]
-    assert "a row: Output differs" in older
+    assert "a row: Failed" in older
     assert "First difference Line 2: expected 0.5 , got 0.4" in older
 
 
