@@ -32,11 +32,18 @@ class Settings:
     stream_max_s: int = 10  # a thread is held at most this long; the browser then reconnects
     streams_per_session: int = 2  # one user's open streams in a process: a page and one window
     streams_per_process: int = 8  # open streams in one web process: half its 16 threads
-    lease_s: int = 120  # a worker's claim on a submission; longer than the longest run
+    # Recovery from a dead worker (docs/operations.md "When a worker dies"): a grading renews
+    # its lease every quarter of it while its run is alive, so a dead worker's lease lapses
+    # within lease_s, and the next sweep (every sweep_interval_s) enqueues it again, first
+    lease_s: int = 12
     queued_deadline_s: int = 300  # a submission queued this long is enqueued again
     grade_attempts: int = 3  # grader failures before a submission ends as an `error` grade
     sync_attempts: int = 8  # LMS posts before a grade sync is marked failed
-    sweep_interval_s: int = 30
+    sweep_interval_s: int = 2
+    # a message a worker took and never acknowledged (it died) is delivered again after this
+    # long; a live worker's waits in the broker are kept under half of it (longer ones hop),
+    # so the broker never hands a message of a live worker to another but while it runs
+    visibility_timeout_s: int = 10
     worker_concurrency: int = 0  # 0: one sandbox run per core
     demo: int = 0  # 1: mount the demo LMS at /demo, registered with the tool (codeblanks dev)
     log_format: str = "json"  # one JSON object per line; "text" for plain lines

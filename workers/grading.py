@@ -116,15 +116,17 @@ def _grade(lesson: Lesson | None, sandbox: Sandbox, claimed: Claim) -> Verdict:
 def _renewing(
     store: Store, claimed: Claim, lease_s: int, clock: Callable[[], datetime]
 ) -> Iterator[None]:
-    """Renew the claim's lease every third of it while the grading runs.
+    """Renew the claim's lease every quarter of it while the grading runs: its heartbeat.
 
     An exercise's cases can take longer together than one lease (each case has the
-    exercise's time limit); a worker that dies stops renewing, so its lease still lapses.
+    exercise's time limit); a worker that dies stops renewing, so its lease lapses within
+    `lease_s` and the sweep hands the submission to another worker. Three renewals in a row
+    may fail (a busy database) before a live worker loses its lease.
     """
     stop = threading.Event()
 
     def renew() -> None:
-        while not stop.wait(lease_s / 3):
+        while not stop.wait(lease_s / 4):
             try:
                 if not submissions.renew(store, claimed, lease_s, clock()):
                     return  # taken over: the verdict will be fenced out anyway

@@ -3,10 +3,16 @@
 Redis is only the transport: a submission queued too long, one whose worker's lease ran
 out, and a grade sync past its due time are enqueued again. Delivering twice is harmless
 (claims and fenced saves make grading idempotent; posting a score twice changes nothing).
+
+A live worker renews the lease of the submission it grades (workers.grading), so a lease
+that ran out means its worker is gone: every worker sweeps every `sweep_interval_s` (2 s by
+default), and the submission goes back at the head of its queue, within seconds of the
+death (docs/operations.md, "When a worker dies").
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 from celery import bootsteps
@@ -28,13 +34,20 @@ class Found:
     purged: int = 0  # expired rows deleted (logins, nonces, tokens, failure counts)
 
 
+PURGE_EVERY_S = 60.0  # expired rows are no hurry: the sweep itself runs every few seconds
+_purged_at: float | None = None  # this process's last purge (time.monotonic)
+
+
 def sweep(store: Store, settings: Settings) -> Found:
     """Find stuck submissions and overdue syncs, marking each as enqueued now."""
+    global _purged_at
     now = utcnow()
     found = Found(submissions=submissions.stuck(store, now, settings.queued_deadline_s))
     with store.session() as session:
         found.syncs = grades.due_syncs(session, now, settings.queued_deadline_s)
-    found.purged = expiry.purge(store, now)
+    if _purged_at is None or time.monotonic() - _purged_at >= PURGE_EVERY_S:
+        found.purged = expiry.purge(store, now)
+        _purged_at = time.monotonic()
     return found
 
 

@@ -21,6 +21,7 @@ from service.store.models import SyncStatus, utcnow
 
 _BACKOFF_BASE_S = 5.0
 _BACKOFF_CAP_S = 1800.0
+_EARLY = timedelta(seconds=0.5)  # a retry this much before its due time posts now
 _SECOND = timedelta(seconds=1)
 _COALESCE = timedelta(seconds=1.5)  # wait at most this long for a later whole second
 _TURN = timedelta(seconds=60)  # a post's turn: past the outbound deadline, re-post included
@@ -77,6 +78,10 @@ def sync_grade(
         found = grades.pending(session, placement_id, user_id)
         if found is None:
             return SyncResult(Synced.NOTHING_TO_DO)
+        if found.due_at is not None and found.due_at > now + _EARLY:
+            # a backoff longer than a wait in the broker may be (workers.tasks.wait_s) goes
+            # in hops: this one came early
+            return SyncResult(Synced.WAIT, retry_in_s=(found.due_at - now).total_seconds())
         ids, placement = found.sync_ids, found.placement
         if grades.awaits_review(session, placement_id, user_id):
             # the score now would include regraded work the teacher has not sent yet: this

@@ -24,10 +24,11 @@ from workers.sweep import sweep as find_stuck
 from workers.syncing import Synced, backoff
 from workers.syncing import sync_grade as post_grade
 
-_DB_RETRIES = 20  # with backoff, about ten minutes of database outage
-# with backoff, about a minute and a half: less than service.lti.roster.ASK_EVERY, so a
-# teacher's next visit asks again only once these are over
-_ROSTER_RETRIES = 4
+# Waits in the broker are short (wait_s: 5 s by default), so these count hops:
+_DB_RETRIES = 120  # about ten minutes of database outage
+# about a minute and a half: less than service.lti.roster.ASK_EVERY, so a teacher's next
+# visit asks again only once these are over
+_ROSTER_RETRIES = 16
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +85,7 @@ def sweep(self: Task) -> dict[str, int]:
     ctx = context_of(self)
     found = find_stuck(ctx.store, ctx.settings)
     for grade_message in found.submissions:
-        send_grade(self.app, grade_message)
+        send_grade(self.app, grade_message, first=True)  # it has waited longest
     for sync_message in found.syncs:
         send_sync(self.app, sync_message)
     return {
@@ -114,14 +115,24 @@ def refresh_roster(self: Task, course_id: int) -> str:
         )
         if self.request.retries >= _ROSTER_RETRIES:
             return "failed"  # a teacher's page asks again once the roster is stale
-        raise self.retry(countdown=backoff(attempt), exc=exc) from exc
+        raise self.retry(countdown=wait_s(self, backoff(attempt)), exc=exc) from exc
     return "no_roster" if synced is None else "read"
 
 
 def _retry(task: Task, countdown: float, exc: Exception | None = None) -> NoReturn:
     if task.request.retries >= _DB_RETRIES and exc is not None:
         raise exc  # the sweep takes it from here once the database is back
-    raise task.retry(countdown=countdown, exc=exc)
+    raise task.retry(countdown=wait_s(task, countdown), exc=exc)
+
+
+def wait_s(task: Task, countdown: float) -> float:
+    """Return how long a retry of `task` may wait in the broker: at most half the visibility
+    timeout, so that a live worker's waiting message is never delivered to another.
+
+    A longer wait goes in hops: the task, back early, finds its work not due yet (a grade
+    sync's next attempt, a lease held by another worker) and waits again.
+    """
+    return min(countdown, context_of(task).settings.visibility_timeout_s / 2)
 
 
 def context_of(task: Task) -> WorkerContext:

@@ -61,9 +61,16 @@ class RosterMessage:
     course_id: int
 
 
-def send_grade(celery_app: Celery, message: GradeMessage) -> bool:
-    """Send a submission to be graded; return False (and log) if the broker is away."""
-    return _send(celery_app, TaskName.GRADE_SUBMISSION, [message.submission_id], message.queue)
+def send_grade(celery_app: Celery, message: GradeMessage, first: bool = False) -> bool:
+    """Send a submission to be graded; return False (and log) if the broker is away.
+
+    `first`: at the head of its queue, for a submission recovered from a dead worker (it has
+    waited longest); over Redis only, elsewhere at the tail like any other.
+    """
+    args = [message.submission_id]
+    if first:
+        return _send(celery_app, TaskName.GRADE_SUBMISSION, args, message.queue, first=True)
+    return _send(celery_app, TaskName.GRADE_SUBMISSION, args, message.queue)
 
 
 def send_sync(celery_app: Celery, message: SyncMessage) -> bool:

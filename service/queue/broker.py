@@ -59,13 +59,15 @@ class QueueApp(Celery):  # type: ignore[misc]
         Celery's own callers pass `args` and `kwargs` by position (Task.retry, through
         apply_async), with a task id, a countdown and retry headers among the options: all
         of that goes to Celery. Only a plain send (positional arguments, a queue at most)
-        takes the short path.
+        takes the short path. `first=True` (not Celery's) puts that message at the head of
+        its queue, to be taken next; Celery's own path ignores it.
         """
+        first = bool(options.pop("first", False))  # ours: see service.queue.send_grade
         plain = not kwargs and set(options) <= {"queue"} and not self.conf.task_always_eager
         if self.direct is None or not plain:
             return super().send_task(name, args, kwargs, **options)
         queue = options.get("queue") or self._queue_of(name)
-        task_id = self.direct.publish(name, list(args or ()), queue, self.thread_oid)
+        task_id = self.direct.publish(name, list(args or ()), queue, self.thread_oid, first)
         return self.AsyncResult(task_id)
 
     def _queue_of(self, name: str) -> str:
@@ -82,14 +84,21 @@ class DirectPublisher:
         self.client = redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=10)
         self.origin = anon_nodename()
 
-    def publish(self, name: str, args: list[Any], queue: str, reply_to: str) -> str:
+    def publish(
+        self, name: str, args: list[Any], queue: str, reply_to: str, first: bool = False
+    ) -> str:
         """Push one message for task `name`; return its id. Raise OperationalError if Redis
-        cannot be reached."""
+        cannot be reached.
+
+        The workers pop a queue's list from the right (BRPOP): a message pushed on the left
+        waits behind the others, one pushed `first` on the right is taken next.
+        """
         task_id = str(uuid.uuid4())
         message = json.dumps(self.message(task_id, name, args, queue, reply_to))
+        push = self.client.rpush if first else self.client.lpush
         for pause in (*self._RETRIES, None):
             try:
-                self.client.lpush(queue, message)
+                push(queue, message)
                 return task_id
             except (redis.ConnectionError, redis.TimeoutError) as exc:
                 if pause is None:
@@ -178,9 +187,17 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         if _is_redis(settings.broker)
         else None,
         "broker_connection_retry_on_startup": True,
-        # an unacked message comes back after this long; the sweep recovers sooner, and a
-        # redelivered submission is a no-op, so the timeout only needs to be long
-        "broker_transport_options": {"visibility_timeout": 3600, "socket_connect_timeout": 2},
+        # A message taken and never acknowledged (its worker died) comes back after the
+        # visibility timeout, looked for every second by each live worker. A live worker's
+        # message comes back too once it is older: a grading that runs longer, or a wait in
+        # the broker (tasks keep theirs under half the timeout, see workers.tasks.wait_s).
+        # Delivering twice is harmless: a claim (or a grade sync's turn) lets one through.
+        "broker_transport_options": {
+            "visibility_timeout": settings.visibility_timeout_s,
+            "unacked_restore_interval": 1,
+            "unacked_restore_throttle": 1,
+            "socket_connect_timeout": 2,
+        },
         "task_default_queue": Queue.GRADE.value,
         "task_routes": {
             TaskName.SYNC_GRADE.value: {"queue": Queue.SYNC.value},

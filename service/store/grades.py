@@ -409,12 +409,13 @@ class Pending:
     user_sub: str
     platform_id: int
     line_items_url: str
+    due_at: datetime | None = None  # the earliest of their next attempts
 
 
 def pending(session: Session, placement_id: int, user_id: int) -> Pending | None:
     """Return the pair's pending syncs, or None when there are none."""
     rows = session.execute(
-        select(GradeSync.id, GradeSync.attempts).where(
+        select(GradeSync.id, GradeSync.attempts, GradeSync.next_attempt_at).where(
             GradeSync.placement_id == placement_id,
             GradeSync.user_id == user_id,
             GradeSync.status == SyncStatus.PENDING,
@@ -435,6 +436,7 @@ def pending(session: Session, placement_id: int, user_id: int) -> Pending | None
         user_sub=user_sub,
         platform_id=platform_id,
         line_items_url=line_items_url or "",
+        due_at=min(row.next_attempt_at for row in rows),
     )
 
 

@@ -8,7 +8,8 @@ from service.settings import Settings
 @pytest.mark.parametrize(
     ("environ", "field", "value"),
     [
-        ({}, "lease_s", 120),
+        ({}, "lease_s", 12),
+        ({}, "visibility_timeout_s", 10),
         ({"CODEBLANKS_LEASE_S": "5"}, "lease_s", 5),
         ({"CODEBLANKS_SWEEP_INTERVAL_S": "1"}, "sweep_interval_s", 1),
         ({"CODEBLANKS_INSTANCE_DIR": "/tmp/i"}, "instance_dir", Path("/tmp/i")),

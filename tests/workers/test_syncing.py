@@ -60,7 +60,17 @@ def syncs(store):
 
 
 def run(store, catalog, poster, placed, attempts=3):
-    return sync_grade(store, catalog, poster, placed.user_id, placed.placement_id, attempts)
+    """Run the pair's sync as its retry would come: at its due time, if that is later."""
+    due = max(
+        [s.next_attempt_at for s in syncs(store) if s.status == SyncStatus.PENDING] or [utcnow()]
+    )
+
+    def clock():
+        return max(utcnow(), due + timedelta(milliseconds=1))
+
+    return sync_grade(
+        store, catalog, poster, placed.user_id, placed.placement_id, attempts, clock=clock
+    )
 
 
 def test_sends_the_lesson_score_and_keeps_it(store, catalog):
@@ -110,6 +120,20 @@ def test_failures_back_off_then_fail_visibly(store, catalog):
     assert run(store, catalog, poster, placed).outcome is Synced.RETRY
     assert run(store, catalog, poster, placed).outcome is Synced.FAILED
     assert [(s.status, s.attempts) for s in syncs(store)] == [(SyncStatus.FAILED, 3)]
+
+
+def test_a_retry_back_before_its_due_time_waits_again_without_posting(store, catalog):
+    placed = answered(store)
+    poster = FakePoster(failures=1)
+    assert run(store, catalog, poster, placed).outcome is Synced.RETRY
+    [sync] = syncs(store)
+    # the broker holds a wait of 5 s at most: a longer backoff comes back in hops
+    early = sync_grade(store, catalog, poster, placed.user_id, placed.placement_id, 3)
+    assert early.outcome is Synced.WAIT
+    assert 0 < early.retry_in_s <= (sync.next_attempt_at - utcnow()).total_seconds() + 0.1
+    assert len(poster.posts) == 1
+    assert [(s.status, s.attempts) for s in syncs(store)] == [(SyncStatus.PENDING, 1)]
+    assert run(store, catalog, poster, placed).outcome is Synced.SENT
 
 
 def test_a_failure_then_a_success(store, catalog):

@@ -4,6 +4,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select
 
+import workers.sweep
 import workers.tasks  # noqa: F401  registers the tasks by name
 from core.runs import RunOutcome, RunResult
 from service.queue import TaskName
@@ -114,13 +115,15 @@ def test_sweep_task_enqueues_what_is_stuck_on_its_queue(app, celery_app, store, 
         "syncs": 0,
         "purged": 0,
     }
-    assert sent == [(TaskName.GRADE_SUBMISSION, [sid], {"queue": "grade"})]
+    # at the head of its queue: it has waited longest
+    assert sent == [(TaskName.GRADE_SUBMISSION, [sid], {"queue": "grade", "first": True})]
     assert sweep(store, settings).submissions == []  # taken: the next sweep leaves it
 
 
-def test_the_sweep_purges_expired_logins_and_nonces(app, celery_app, store, sent):
+def test_the_sweep_purges_expired_logins_and_nonces(app, celery_app, store, sent, monkeypatch):
     from service.store.models import LtiLogin, UsedNonce
 
+    monkeypatch.setattr(workers.sweep, "_purged_at", None)  # no purge yet in this process
     placed = place(store)
     past, future = utcnow() - timedelta(minutes=1), utcnow() + timedelta(minutes=5)
     with store.session() as session:
@@ -132,3 +135,9 @@ def test_the_sweep_purges_expired_logins_and_nonces(app, celery_app, store, sent
     with store.session() as session:
         assert [login.state for login in session.scalars(select(LtiLogin))] == ["s2"]
         assert [nonce.nonce for nonce in session.scalars(select(UsedNonce))] == ["n2"]
+    # the sweep runs every few seconds; expired rows go once a minute
+    with store.session() as session:
+        session.add(UsedNonce(issuer="https://lms.example", nonce="n3", expires_at=past))
+    assert celery_app.tasks[TaskName.SWEEP].apply().get()["purged"] == 0
+    monkeypatch.setattr(workers.sweep, "_purged_at", -workers.sweep.PURGE_EVERY_S)
+    assert celery_app.tasks[TaskName.SWEEP].apply().get()["purged"] == 1

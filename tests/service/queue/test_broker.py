@@ -100,3 +100,27 @@ def test_a_direct_send_after_a_redis_restart_reconnects(queues, redis_server):
     assert [json.loads(base64.b64decode(m["body"]))[0] for m in _pushed(reader, Queue.GRADE)] == [
         [2]
     ]
+
+
+def test_a_message_sent_first_is_the_one_kombu_delivers_next(queues):
+    celery_app, _ = queues
+    for submission_id in (1, 2, 3):
+        assert send_grade(celery_app, GradeMessage(submission_id)) is True
+    assert send_grade(celery_app, GradeMessage(99), first=True) is True
+    # kombu's own consumer (what a worker runs) takes them in this order
+    with celery_app.connection_for_read() as connection:
+        taken = connection.SimpleQueue(Queue.GRADE.value, no_ack=True)
+        try:
+            order = [taken.get(timeout=5).payload[0][0] for _ in range(4)]
+        finally:
+            taken.close()
+    assert order == [99, 1, 2, 3]
+
+
+def test_first_is_ignored_on_celerys_own_path(queues):
+    celery_app, reader = queues
+    # a countdown goes through Celery, which must not see (nor put in the message) our option
+    celery_app.send_task(TaskName.GRADE_SUBMISSION, args=[5], countdown=30, first=True)
+    (message,) = _pushed(reader, Queue.GRADE)
+    assert message["headers"]["eta"] is not None
+    assert "first" not in json.dumps(message)
