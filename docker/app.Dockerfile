@@ -1,8 +1,14 @@
 # The web and worker image (docker-compose.yml): Debian's python3, the app's dependencies from
 # wheels built on the host (docker/build.sh), the app's source installed editable (its
-# templates, static files, migrations and lessons are read from /app), and the docker CLI that
-# the worker's `docker` sandbox backend runs. No pip install reaches an index from in here.
+# templates, static files, migrations and lessons are read from /app), bubblewrap and the
+# sandbox's runtime tree for the worker's warm pool, and the docker CLI that the optional
+# `docker` sandbox backend runs. No pip install reaches an index from in here.
 ARG BASE=debian:bookworm-slim
+# the sandbox's runtime tree as an image (runtime/build.sh, runtime/build-image.sh): every
+# lesson was checked with its python3 and numpy
+ARG RUNTIME=codeblanks-runtime:bookworm
+
+FROM ${RUNTIME} AS runtime
 
 # the virtualenv, in a stage of its own so that the wheels stay out of the final image
 FROM ${BASE} AS venv
@@ -19,13 +25,14 @@ RUN python3 -m venv /opt/codeblanks \
       /wheels/*.whl
 
 FROM ${BASE}
-# python3 for the app; only the client binary of Debian's docker package (bookworm's docker.io,
-# or docker-cli where it exists), not a daemon: the worker talks to the host's engine
+# python3 for the app; bubblewrap for the warm and bwrap sandboxes; only the client binary of
+# Debian's docker package (bookworm's docker.io, or docker-cli where it exists), not a daemon:
+# the `docker` backend's worker talks to the host's engine
 RUN chmod 1777 /tmp /var/tmp \
  && mkdir -p /var/lib/apt/lists/partial \
  && apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      python3 ca-certificates >/dev/null \
+      python3 ca-certificates bubblewrap >/dev/null \
  && cli=docker.io && if apt-cache show docker-cli >/dev/null 2>&1; then cli=docker-cli; fi \
  && cd /tmp && apt-get download -qq "$cli" \
  && dpkg-deb --fsys-tarfile "$cli"_*.deb | tar -x -C / ./usr/bin/docker \
@@ -33,8 +40,12 @@ RUN chmod 1777 /tmp /var/tmp \
  && docker --version >/dev/null
 RUN useradd --system --uid 10001 --user-group --home-dir /var/lib/codeblanks \
       --shell /usr/sbin/nologin codeblanks \
- && install -d -o codeblanks -g codeblanks -m 0700 /var/lib/codeblanks /var/lib/codeblanks/instance
+ && install -d -o codeblanks -g codeblanks -m 0711 /var/lib/codeblanks \
+ && install -d -o codeblanks -g codeblanks -m 0700 /var/lib/codeblanks/instance
 COPY --from=venv /opt/codeblanks /opt/codeblanks
+# where workers/sandbox/runtime.py looks for it (CODEBLANKS_RUNTIME_DIR's default); the
+# sandbox's uids reach it through the codeblanks home, which they may cross (0711), not list
+COPY --from=runtime / /var/lib/codeblanks/runtime/bookworm/
 COPY pyproject.toml README.md /app/
 COPY core /app/core
 COPY workers /app/workers

@@ -44,6 +44,21 @@ export BASE BUILD_NETWORK
 bash runtime/build.sh
 bash runtime/build-image.sh
 
+# the worker's seccomp profile (docker-compose.yml): the engine's own default, from Debian's
+# package of Docker's source (not kept in this repo), plus bubblewrap's calls (docker/seccomp.py)
+profile=docker/seccomp-worker.json
+if [ ! -s "$profile" ] || [ docker/seccomp.py -nt "$profile" ]; then
+  echo "build: the worker's seccomp profile, from Docker's default ($profile)"
+  docker run --rm --network "$BUILD_NETWORK" codeblanks-runtime:bookworm sh -euc '
+    chmod 1777 /tmp && mkdir -p /var/lib/apt/lists/partial && cd /tmp
+    { apt-get update -qq && apt-get download -qq golang-github-docker-docker-dev; } >&2
+    dpkg-deb --fsys-tarfile golang-github-docker-docker-dev_*.deb |
+      tar -xO ./usr/share/gocode/src/github.com/docker/docker/profiles/seccomp/default.json
+  ' > "$profile.default"
+  python3 docker/seccomp.py "$profile.default" "$profile"
+  rm -f "$profile.default"
+fi
+
 # wheels for the image's python3 (Debian bookworm's, as in the runtime tree), made again when
 # pyproject.toml or this recipe changes
 wheels=docker/wheels

@@ -20,7 +20,7 @@ import struct
 import threading
 import time
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 
 from core.errors import GraderError
 from core.runs import Limits, RunRequest
@@ -49,6 +49,7 @@ class ArmedRun:
 
     def __init__(self, uid: int, limits: Limits) -> None:
         self.limits = limits
+        self._uid = uid
         self.group = cgroups.RunCgroup(
             f"{uid}-{secrets.token_hex(4)}", limits.memory_mb * 2**20, limits.processes
         )
@@ -86,8 +87,7 @@ class ArmedRun:
         self.sock.settimeout(_ARM_TIMEOUT_S)
         try:
             pid = _sender_pid(self.sock)
-            for procs in self.group.procs_files:
-                Path(procs).write_text(str(pid))
+            self.group.admit(pid, self._uid)
             self.sock.sendall(b"J")  # "joined": only now may the supervisor start the program
             frame = wire.receive(self.sock)
         except OSError as exc:

@@ -1,15 +1,23 @@
 """Per-run control groups: total memory, process count and CPU of a run's whole tree.
 
 Supports cgroup v1 (one hierarchy per controller, as on this machine) and v2 (unified).
+
+A worker that is not root on its host (the compose worker: root of its own user namespace only,
+see userns_entry.py) owns its cgroup subtree. cgroup v1 lets it move a process of another uid
+(a warm run's supervisor) into a cgroup only through a cgroup.procs file opened with that uid
+as its effective uid (the kernel checks the opener's credentials): see RunCgroup.admit.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import functools
 import os
+import platform
 import signal
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -79,6 +87,23 @@ class RunCgroup:
         if not self.v2 and growing:  # v1: memory may never exceed memory+swap, so raise that first
             _write(memory / "memory.memsw.limit_in_bytes", memory_bytes, optional=True)
         self._set_limits()
+
+    def admit(self, pid: int, uid: int) -> None:
+        """Move process `pid`, whose uid is `uid`, into the run's cgroup(s)."""
+        if self.v2 or _host_root():  # v2 checks the writer's access to the files only
+            for procs in self.procs_files:
+                Path(procs).write_text(str(pid))
+            return
+        for procs in self.procs_files:
+            os.chown(procs, uid, -1)  # ours (the subtree's owner's) to give
+        with _thread_euid(uid):
+            fds = [os.open(procs, os.O_WRONLY) for procs in self.procs_files]
+        try:
+            for fd in fds:
+                os.write(fd, str(pid).encode())
+        finally:
+            for fd in fds:
+                os.close(fd)
 
     @property
     def procs_files(self) -> list[str]:
@@ -203,6 +228,40 @@ def available() -> str | None:
         if not (_ROOT / controller).is_dir():
             return f"the cgroup v1 {controller} controller is not mounted"
     return None
+
+
+@functools.cache
+def _host_root() -> bool:
+    """Return whether this process's uid 0 is the host's (the initial user namespace's)."""
+    try:
+        return Path("/proc/self/uid_map").read_text().split() == ["0", "0", "4294967295"]
+    except OSError:
+        return True
+
+
+_SYS_SETRESUID = {"x86_64": 117, "aarch64": 147, "ppc64le": 164, "s390x": 208}
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+@contextlib.contextmanager
+def _thread_euid(uid: int) -> Iterator[None]:
+    """Run the block with this thread's effective (and file system) uid set to `uid`.
+
+    The raw system call changes the calling thread only; glibc's setresuid would change every
+    thread of the worker. The real and saved uids stay 0, so switching back restores the
+    effective capabilities.
+    """
+    number = _SYS_SETRESUID.get(platform.machine())
+    if number is None:
+        raise GraderError(f"no setresuid system call number known for {platform.machine()}")
+    if _libc.syscall(number, -1, uid, -1) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"setresuid(-1, {uid}, -1): {os.strerror(err)}")
+    try:
+        yield
+    finally:
+        if _libc.syscall(number, -1, 0, -1) != 0:  # never go on as the run's uid
+            os.abort()
 
 
 def _enable_v2_controllers(parent: Path) -> None:

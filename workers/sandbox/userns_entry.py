@@ -1,0 +1,258 @@
+"""The compose worker's entrypoint: root for a moment, then root of its own user namespace only.
+
+The warm pool needs what an unprivileged host user lacks: to run its slots' zygotes under uids
+of their own, to kill them, and to own a cgroup subtree. The container starts as its root
+(capabilities CHOWN, SETUID and SETGID only, see docker-compose.yml), and this module, as the
+container's pid 1:
+
+1. makes the pool's cgroup directory in each hierarchy of the host's cgroup tree (mounted at
+   HOST_CGROUP) and gives it to the codeblanks user; on cgroup v2 it also moves itself into a
+   leaf of that directory, so that the worker's processes and its runs share an ancestor it
+   owns (cgroup v2 is not tested here: see docs/operations.md);
+2. forks a child that makes a user namespace and a mount namespace of its own; this process
+   writes the child's uid and gid maps: uid 0 inside is the codeblanks user outside, and the
+   sandbox's slot uids inside are host uids shifted by UID_SHIFT (apart from any slot uid a
+   codeblanks on the host itself uses); host uid 0 is not mapped at all;
+3. the child becomes uid 0 of its namespace (with every capability over it, none over the
+   host), puts the pool's cgroup directories where the sandbox looks for its own
+   (/sys/fs/cgroup/<hierarchy>/codeblanks, in its mount namespace only), and execs the worker;
+4. this process drops to the codeblanks user and stays as pid 1: it forwards signals (SIGTERM:
+   Celery's warm shutdown), reaps orphans, and exits with the worker's status.
+
+The pool's name comes from the lock volume shared by every worker replica of one deployment
+(`pool-id` beside the slots' lock files): replicas share it, and so take distinct slot uids
+and sweep each other's leftovers, while another deployment on the same host gets its own.
+
+Usage: python -m workers.sandbox.userns_entry COMMAND [ARG ...]
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import secrets
+import signal
+import sys
+from pathlib import Path
+
+from workers.sandbox import scratch, warm
+from workers.sandbox.zygote import linux
+
+HOST_CGROUP = Path("/run/codeblanks/host-cgroup")  # the host's /sys/fs/cgroup, bind-mounted
+CGROUP = Path("/sys/fs/cgroup")  # where the sandbox looks, in the worker's mount namespace
+STATE = Path("/run/codeblanks")
+PROC = STATE / "proc"  # a procfs without Docker's masks (see mount_proc)
+LOCKS = STATE / "slots"  # the shared lock volume; also mounted at STATE/warm/slots
+USER = "codeblanks"
+UID_SHIFT = 1_000_000  # slot uid u runs as host uid u + UID_SHIFT
+# the warm slots' uids, and the cold bwrap backend's (warm's fallback)
+FIRST_SLOT_UID = min(scratch.FIRST_UID, warm.FIRST_UID)
+SLOT_UIDS = max(scratch.FIRST_UID, warm.FIRST_UID) + scratch.SLOTS - FIRST_SLOT_UID
+V1_CONTROLLERS = ("memory", "pids", "cpu", "cpuacct")  # what cgroups.py uses
+FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT, signal.SIGHUP, signal.SIGUSR1)
+_SETUP_FAILED = 125
+
+
+def id_map(outside: int, shift: int) -> str:
+    """Return the uid (or gid) map: 0 -> `outside`, the slot uids -> themselves + `shift`."""
+    first = FIRST_SLOT_UID + shift
+    if outside <= 0 or first <= 0:
+        raise ValueError("host id 0 is never mapped")
+    if first <= outside < first + SLOT_UIDS:
+        raise ValueError(f"host id {outside} would be mapped twice")
+    return f"0 {outside} 1\n{FIRST_SLOT_UID} {FIRST_SLOT_UID + shift} {SLOT_UIDS}\n"
+
+
+def pool_id(locks: Path) -> str:
+    """Return the pool's name, shared through the lock volume (made by the first replica)."""
+    path = locks / "pool-id"
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        for _ in range(100):  # another replica is writing it right now
+            text = path.read_text().strip()
+            if text:
+                return text
+            os.sched_yield()
+        raise RuntimeError(f"{path} stays empty") from None
+    name = secrets.token_hex(6)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(name + "\n")
+    return name
+
+
+def v1_hierarchies(host: Path) -> dict[str, str]:
+    """Map each controller cgroups.py uses to the name of its hierarchy's directory."""
+    found: dict[str, str] = {}
+    for controller in V1_CONTROLLERS:
+        base = host / controller
+        if base.is_dir():
+            found[controller] = base.resolve().name  # "cpu" -> "cpu,cpuacct"
+    return found
+
+
+def prepare_cgroups(host: Path, pool: str, uid: int, gid: int) -> None:
+    """Make the pool's cgroup directory in each hierarchy and give it to uid:gid (as root)."""
+    if (host / "cgroup.controllers").exists():
+        _prepare_v2(host / pool, uid, gid)
+        return
+    for name in sorted(set(v1_hierarchies(host).values())):
+        directory = host / name / pool
+        directory.mkdir(exist_ok=True)
+        os.chown(directory, uid, gid)  # its children and their files inherit the owner
+
+
+def _prepare_v2(directory: Path, uid: int, gid: int) -> None:
+    # untested here (this host has cgroup v1): the delegation of cgroup v2's documentation
+    directory.mkdir(exist_ok=True)
+    for line in ("+memory", "+pids", "+cpu"):
+        for parent in (directory.parent, directory):
+            try:
+                (parent / "cgroup.subtree_control").write_text(line)
+            except OSError:
+                pass  # cpu is optional; the sandbox says so if memory or pids are missing
+    leaf = directory / f"worker-{os.uname().nodename}"
+    leaf.mkdir(exist_ok=True)
+    for path in (directory, leaf):
+        os.chown(path, uid, gid)
+        for name in ("cgroup.procs", "cgroup.subtree_control", "cgroup.threads"):
+            if (path / name).exists():
+                os.chown(path / name, uid, gid)
+    (leaf / "cgroup.procs").write_text(str(os.getpid()))
+
+
+def mount_cgroup_view(host: Path, pool: str) -> None:
+    """In our own mount namespace, show the pool's directories where cgroups.py looks."""
+    linux.mount("none", "/", None, linux.MS_REC | linux.MS_PRIVATE)
+    if (host / "cgroup.controllers").exists():  # v2: the pool's directory is the root
+        linux.mount(str(host / pool), str(CGROUP), None, linux.MS_BIND | linux.MS_REC)
+    else:
+        hierarchies = v1_hierarchies(host)
+        linux.mount("tmpfs", str(CGROUP), "tmpfs", linux.MS_NOSUID | linux.MS_NODEV, "mode=0755")
+        for name in sorted(set(hierarchies.values())):
+            (CGROUP / name / "codeblanks").mkdir(parents=True)
+            linux.mount(
+                str(host / name / pool), str(CGROUP / name / "codeblanks"), None, linux.MS_BIND
+            )
+        for controller, name in hierarchies.items():
+            if controller != name:
+                (CGROUP / controller).symlink_to(name)
+        remount = (
+            linux.MS_REMOUNT | linux.MS_BIND | linux.MS_RDONLY | linux.MS_NOSUID | linux.MS_NODEV
+        )
+        linux.mount("none", str(CGROUP), None, remount)
+    # the rest of the host's tree is no business of the worker's (it could only read it)
+    linux.mount(
+        "tmpfs", str(host), "tmpfs", linux.MS_RDONLY | linux.MS_NOSUID | linux.MS_NODEV, "mode=0755"
+    )
+
+
+def mount_proc(target: Path) -> None:
+    """Mount a procfs with nothing mounted over it at `target` (as root with CAP_SYS_ADMIN).
+
+    Docker masks parts of the container's /proc (/proc/kcore, /proc/sys read-only, ...), and
+    the kernel lets a user namespace mount a new procfs (bwrap's --proc, each sandbox's own)
+    only where a procfs is fully visible already (mount_too_revealing). This one is; the
+    worker, never host root, can write nothing of it that is root's.
+    """
+    target.mkdir(exist_ok=True)
+    linux.mount("proc", str(target), "proc", linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC)
+
+
+def _child(argv: list[str], ready: int, mapped: int, pool: str) -> None:
+    """In the forked child: new namespaces, wait for the maps, become their root, exec."""
+    try:
+        linux.unshare(linux.CLONE_NEWUSER | linux.CLONE_NEWNS)
+        os.write(ready, b"u")
+        if os.read(mapped, 1) != b"m":
+            os._exit(_SETUP_FAILED)  # the parent failed to map us: it says why
+        os.setgroups([])
+        os.setresgid(0, 0, 0)
+        os.setresuid(0, 0, 0)
+        mount_cgroup_view(HOST_CGROUP, pool)
+        # and that procfs as the worker's /proc: bwrap's --disable-userns (the cold backend)
+        # writes its own namespace's /proc/sys/user/max_user_namespaces, read-only in Docker's
+        linux.mount(str(PROC), "/proc", None, linux.MS_BIND | linux.MS_REC)
+        os.execvp(argv[0], argv)
+    except BaseException as exc:  # a forked child must never return
+        print(f"userns_entry: cannot start {argv[0]}: {exc}", file=sys.stderr, flush=True)
+    os._exit(_SETUP_FAILED)
+
+
+def main(argv: list[str]) -> int:
+    """Set up, start the command in its user namespace, and wait for it (see the module doc)."""
+    if not argv:
+        print(__doc__, file=sys.stderr)
+        return 2
+    if os.geteuid() != 0:
+        print("userns_entry: must start as root (the container's)", file=sys.stderr)
+        return _SETUP_FAILED
+    user = pwd.getpwnam(USER)
+    uid, gid = user.pw_uid, user.pw_gid
+    shift = int(os.environ.get("CODEBLANKS_SLOT_UID_SHIFT", UID_SHIFT))
+    made = (STATE, STATE / "warm", LOCKS, STATE / "warm" / "slots")
+    for directory in made:  # all before any is given away: root has no DAC_OVERRIDE here
+        directory.mkdir(parents=True, exist_ok=True)
+    for directory in made:
+        os.chown(directory, uid, gid)
+    os.setresgid(-1, gid, -1)  # the lock volume is the codeblanks user's: read it as that user
+    os.setresuid(-1, uid, -1)
+    try:
+        pool = f"codeblanks-pool-{pool_id(LOCKS)}"
+    finally:
+        os.setresuid(-1, 0, -1)
+        os.setresgid(-1, 0, -1)
+    prepare_cgroups(HOST_CGROUP, pool, uid, gid)
+    mount_proc(PROC)
+
+    ready_r, ready_w = os.pipe()
+    mapped_r, mapped_w = os.pipe()
+    child = os.fork()
+    if child == 0:
+        os.close(ready_r)
+        os.close(mapped_w)
+        _child(argv, ready_w, mapped_r, pool)
+    os.close(ready_w)
+    os.close(mapped_r)
+    if os.read(ready_r, 1) != b"u":
+        os.waitpid(child, 0)
+        return _SETUP_FAILED
+    try:
+        Path(f"/proc/{child}/uid_map").write_text(id_map(uid, shift))
+        Path(f"/proc/{child}/gid_map").write_text(id_map(gid, shift))
+    except OSError as exc:
+        print(f"userns_entry: cannot map the worker's user namespace: {exc}", file=sys.stderr)
+        os.kill(child, signal.SIGKILL)
+        os.waitpid(child, 0)
+        return _SETUP_FAILED
+    os.write(mapped_w, b"m")
+    os.close(mapped_w)
+    # nothing in the container stays host root: from here on this process is the codeblanks
+    # user too, and needs no more than to signal and reap its own
+    os.setgroups([])
+    os.setresgid(gid, gid, gid)
+    os.setresuid(uid, uid, uid)
+    return _forward_and_reap(child)
+
+
+def _forward_and_reap(child: int) -> int:
+    """Forward signals to the child, reap every orphan, return the child's exit status."""
+
+    def forward(signum: int, _frame: object) -> None:
+        try:
+            os.kill(child, signum)
+        except ProcessLookupError:
+            pass
+
+    for signum in FORWARDED:
+        signal.signal(signum, forward)
+    while True:
+        pid, status = os.wait()
+        if pid == child:
+            if os.WIFSIGNALED(status):
+                return 128 + os.WTERMSIG(status)
+            return os.WEXITSTATUS(status)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
