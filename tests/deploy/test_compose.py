@@ -1,6 +1,7 @@
 """The docker-compose deployment: the file validates, its images build from the local base
-with no registry, and a smoke run in real containers grades a demo LMS student's submission
-and posts the grade back to the demo LMS."""
+with no registry, and a smoke run in real containers grades a demo LMS student's submission on
+the worker's warm pool (no Docker socket, nothing root on the host) and posts the grade back to
+the demo LMS; a submission inside that worker's sandbox finds nothing of the worker's."""
 
 from __future__ import annotations
 
@@ -29,11 +30,16 @@ REPO = Path(__file__).resolve().parent.parent.parent
 EXAMPLE = REPO / ".env.example"
 FILES = ["-f", str(REPO / "docker-compose.yml")]
 DEMO = [*FILES, "-f", str(REPO / "docker" / "compose.demo.yml")]
-SERVICES = {"web", "worker", "runner", "redis", "postgres"}
+DOCKER_SANDBOX = [*FILES, "-f", str(REPO / "docker" / "compose.docker-sandbox.yml")]
+SERVICES = {"web", "worker", "redis", "postgres"}
+# what the worker's entrypoint needs for its first moments (docs/operations.md), and no more
+WORKER_CAPS = {"CHOWN", "DAC_OVERRIDE", "SETUID", "SETGID", "SYS_ADMIN"}
+HOST_CGROUP = Path("/sys/fs/cgroup")
+SLOT_UID_SHIFT = 1_000_000  # workers/sandbox/userns_entry.py
+WARM_FIRST_UID = 62000
 IMAGES = ["codeblanks-app", "codeblanks-redis", "codeblanks-postgres", "codeblanks-runner"]
 LOCAL_BASE = "codeblanks-runtime:bookworm"
 SEED = "expert/what-is-attention"
-BUILD_TIMEOUT_S = 1200  # a cold build downloads Debian packages for three images
 READY_TIMEOUT_S = 120
 
 
@@ -84,19 +90,16 @@ def test_the_compose_file_validates_with_the_example_env():
     assert set(config["services"]) == SERVICES
     web, worker = config["services"]["web"], config["services"]["worker"]
     assert web["command"][:2] == ["codeblanks", "serve"]
-    assert worker["environment"]["CODEBLANKS_SANDBOX"] == "docker"
     for service in (web, worker):
         assert service["environment"]["CODEBLANKS_DATABASE_URL"].startswith(
             "postgresql+psycopg://codeblanks:change-this-postgres-password@postgres:5432/"
         )
         assert any(v.endswith(":/var/lib/codeblanks/instance") for v in _volumes(service))
-    assert "/var/run/docker.sock:/var/run/docker.sock" in _volumes(worker)
     assert not any("docker.sock" in v for v in _volumes(web))
     for name in ("web", "redis", "postgres"):
         assert config["services"][name]["healthcheck"]["test"], name
-    assert worker["depends_on"]["runner"]["condition"] == "service_completed_successfully"
     assert web["depends_on"]["postgres"]["condition"] == "service_healthy"
-    assert set(config["volumes"]) == {"instance", "redis", "postgres"}
+    assert set(config["volumes"]) == {"instance", "redis", "postgres", "sandbox-locks"}
     demo = yaml.safe_load(compose(*DEMO, "config").stdout)
     assert demo["services"]["worker"]["network_mode"] == "service:web"
     # the workers reach the demo LMS on loopback, and nothing else of the kind
@@ -106,9 +109,74 @@ def test_the_compose_file_validates_with_the_example_env():
     assert demo["services"]["web"]["command"][-2:] == ["--workers", "1"]
 
 
+def test_the_worker_grades_on_the_warm_pool_with_no_socket_and_few_grants():
+    worker = yaml.safe_load(compose(*FILES, "config").stdout)["services"]["worker"]
+    assert worker["environment"]["CODEBLANKS_SANDBOX"] == "warm"
+    assert worker["command"] == ["codeblanks", "worker"]
+    assert worker["entrypoint"][-2:] == ["-m", "workers.sandbox.userns_entry"]
+    assert not any("docker.sock" in v for v in _volumes(worker))
+    assert worker["cap_drop"] == ["ALL"] and set(worker["cap_add"]) == WORKER_CAPS
+    assert not worker.get("privileged") and "pid" not in worker and "userns_mode" not in worker
+    assert sorted(worker["security_opt"]) == [
+        "no-new-privileges:true", "seccomp:./docker/seccomp-worker.json",
+    ]  # fmt: skip
+    volumes = _volumes(worker)
+    assert "/sys/fs/cgroup:/run/codeblanks/host-cgroup" in volumes
+    # one lock volume, at the cold backend's and the warm pool's lock dirs, for every replica
+    assert {
+        "sandbox-locks:/run/codeblanks/slots",
+        "sandbox-locks:/run/codeblanks/warm/slots",
+    } <= set(volumes)
+    assert "runner" not in worker.get("depends_on", {})
+
+
+def test_the_docker_sandbox_override_brings_back_the_socket_and_the_runner():
+    config = yaml.safe_load(compose(*DOCKER_SANDBOX, "config").stdout)
+    assert set(config["services"]) == SERVICES | {"runner"}
+    worker = config["services"]["worker"]
+    assert worker["environment"]["CODEBLANKS_SANDBOX"] == "docker"
+    assert "/var/run/docker.sock:/var/run/docker.sock" in _volumes(worker)
+    assert worker["entrypoint"] == ["/app/docker/app-entrypoint.sh"]
+    assert worker["depends_on"]["runner"]["condition"] == "service_completed_successfully"
+    assert not any("docker.sock" in v for v in _volumes(config["services"]["web"]))
+
+
+def test_the_worker_seccomp_profile_adds_only_the_namespace_calls(tmp_path):
+    default = {
+        "defaultAction": "SCMP_ACT_ERRNO",
+        "syscalls": [
+            {"names": ["read"], "action": "SCMP_ACT_ALLOW", "args": [],
+             "includes": {}, "excludes": {}},
+            {"names": ["bpf", "mount", "setns"], "action": "SCMP_ACT_ALLOW", "args": [],
+             "includes": {"caps": ["CAP_SYS_ADMIN"]}, "excludes": {}},
+            {"names": ["clone"], "action": "SCMP_ACT_ALLOW",
+             "args": [{"index": 0, "value": 2114060288, "op": "SCMP_CMP_MASKED_EQ"}],
+             "includes": {}, "excludes": {"caps": ["CAP_SYS_ADMIN"]}},
+            {"names": ["clone3"], "action": "SCMP_ACT_ERRNO", "errnoRet": 38, "args": [],
+             "includes": {}, "excludes": {"caps": ["CAP_SYS_ADMIN"], "arches": ["mips64"]}},
+        ],
+    }  # fmt: skip
+    (tmp_path / "default.json").write_text(json.dumps(default))
+    subprocess.run(
+        ["python3", str(REPO / "docker" / "seccomp.py"), "default.json", "worker.json"],
+        cwd=tmp_path, check=True,
+    )  # fmt: skip
+    rules = json.loads((tmp_path / "worker.json").read_text())["syscalls"]
+    allowed = [
+        name for rule in rules if rule["action"] == "SCMP_ACT_ALLOW" for name in rule["names"]
+    ]
+    # bpf went with the CAP_SYS_ADMIN rule: the entrypoint's moment of SYS_ADMIN opens nothing
+    assert sorted(allowed) == sorted(
+        ["read", "clone", "unshare", "setns", "mount", "umount2", "pivot_root", "sethostname"]
+    )
+    clone3 = next(rule for rule in rules if rule["names"] == ["clone3"])
+    assert clone3["errnoRet"] == 38 and clone3["excludes"] == {"arches": ["mips64"]}
+
+
 def test_every_variable_of_the_compose_file_is_documented_in_the_example():
     example = EXAMPLE.read_text()
-    read = set(re.findall(r"\$\{(\w+)", (REPO / "docker-compose.yml").read_text()))
+    files = [REPO / "docker-compose.yml", *(REPO / "docker").glob("compose.*.yml")]
+    read = {name for path in files for name in re.findall(r"\$\{(\w+)", path.read_text())}
     assert read, "the compose file reads no variables?"
     for name in sorted(read):
         # set (or shown commented out) right below a comment that explains it
@@ -132,21 +200,6 @@ def _volumes(service: dict) -> list[str]:
     return found
 
 
-@pytest.fixture(scope="module")
-def images(docker_daemon, tmp_path_factory: pytest.TempPathFactory) -> float:
-    """Every image of the compose file, built by docker/build.sh; return the build's seconds."""
-    env = env_file(tmp_path_factory.mktemp("build") / ".env")
-    started = time.monotonic()
-    done = subprocess.run(
-        ["bash", str(REPO / "docker" / "build.sh")],
-        cwd=REPO, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S,
-        env=clean_environment(ENV_FILE=str(env)),
-    )  # fmt: skip
-    if done.returncode != 0:
-        pytest.fail(f"docker/build.sh failed:\n{done.stdout[-4000:]}{done.stderr[-4000:]}")
-    return time.monotonic() - started
-
-
 def _layers(image: str) -> list[str]:
     done = subprocess.run(
         ["docker", "image", "inspect", "--format", "{{json .RootFS.Layers}}", image],
@@ -164,6 +217,11 @@ def test_the_images_build_from_the_local_base(images):
     app = "codeblanks-app:latest"
     who = _run(app, "sh", "-c", "id -u; docker --version; codeblanks --help")
     assert who.startswith("10001\nDocker version ") and "serve" in who  # not root; the CLI
+    # the warm pool's bubblewrap, and the runtime tree where the sandbox looks for it
+    tree = "/var/lib/codeblanks/runtime/bookworm"
+    found = _run(app, "sh", "-c", f"command -v bwrap; {tree}/usr/bin/python3 -c 'import numpy'")
+    assert found == "/usr/bin/bwrap\n"
+    assert (REPO / "docker" / "seccomp-worker.json").is_file()  # made by docker/build.sh
     numpy = _run("codeblanks-runner:latest", "/usr/bin/python3", "-c", "import numpy")
     assert numpy == ""
 
@@ -216,8 +274,23 @@ def stack(images, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         print(f"the stack was ready {time.monotonic() - started:.1f} s after `up`")
         yield running
     finally:
+        pool = _pool(running)
         down = running.compose("down", "-v", "--remove-orphans", "-t", "20", check=False)
+        # the pool's (empty) cgroup directories outlive the containers, as on a host
+        for directory in HOST_CGROUP.glob(f"*/{pool}") if pool else []:
+            for run in directory.iterdir():
+                if run.is_dir():
+                    run.rmdir()
+            directory.rmdir()
         assert down.returncode == 0, down.stdout + down.stderr
+
+
+def _pool(stack: Stack) -> str | None:
+    """Return the name of the worker's warm pool (its cgroup directories on the host)."""
+    done = stack.compose(
+        "exec", "-T", "worker", "cat", "/run/codeblanks/slots/pool-id", check=False
+    )
+    return f"codeblanks-pool-{done.stdout.strip()}" if done.returncode == 0 else None
 
 
 def _wait_ready(stack: Stack) -> None:
@@ -236,17 +309,69 @@ def _wait_ready(stack: Stack) -> None:
 
 
 @pytest.mark.slow
-def test_smoke_a_demo_launch_is_graded_in_a_container_and_reaches_the_gradebook(
+def test_smoke_a_demo_launch_is_graded_on_the_warm_pool_and_reaches_the_gradebook(
     stack: Stack, catalog
 ):
     try:
         _grade_a_launch(stack, catalog)
+        _assert_graded_warm(stack)
     except Exception:
         print(stack.logs())
         raise
 
 
-def _grade_a_launch(stack: Stack, catalog) -> None:
+@pytest.mark.slow
+def test_a_submission_in_the_compose_worker_finds_nothing_of_the_worker(stack: Stack):
+    core_pattern = Path("/proc/sys/kernel/core_pattern").read_text()
+    launch = _launch(stack, "berna")
+    verdict = _submit(stack, launch, HOSTILE)["verdict"]
+    report = json.loads(verdict["stdout"])
+    print(json.dumps(report, indent=1))
+    # the worker's files, its state dir, its cgroups and the host's are not in the sandbox
+    for path in ("/var/lib/codeblanks/instance", "/run/codeblanks", "/run/codeblanks/host-cgroup"):
+        assert report[path] in ("FileNotFoundError", "PermissionError"), path
+    assert report["/sys/fs/cgroup"] in ("FileNotFoundError", "PermissionError", []), report
+    assert report["write core_pattern"] in ("PermissionError", "OSError: 30", "FileNotFoundError")
+    assert len(report["processes"]) <= 3, report  # its own pid namespace: it and its supervisor
+    assert report["uid"] != 0 and report["setuid 0"] != "DONE"
+    assert Path("/proc/sys/kernel/core_pattern").read_text() == core_pattern
+
+
+HOSTILE = """
+import json, os
+report = {"uid": os.getuid(), "me": os.getpid()}
+for path in ["/var/lib/codeblanks/instance", "/run/codeblanks", "/run/codeblanks/host-cgroup",
+             "/sys/fs/cgroup"]:
+    try:
+        report[path] = sorted(os.listdir(path))
+    except OSError as exc:
+        report[path] = type(exc).__name__
+try:
+    with open("/proc/sys/kernel/core_pattern", "w") as f:
+        f.write("|/bin/sh -c id")
+    report["write core_pattern"] = "WRITTEN"
+except OSError as exc:
+    report["write core_pattern"] = type(exc).__name__ if exc.errno != 30 else "OSError: 30"
+try:
+    os.setuid(0)
+    report["setuid 0"] = "DONE"
+except OSError as exc:
+    report["setuid 0"] = type(exc).__name__
+report["processes"] = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
+print(json.dumps(report))
+"""
+
+
+@dataclass
+class Launch:
+    """A demo student's session in a placement, from a real LTI launch."""
+
+    browser: requests.Session
+    headers: dict[str, str]
+    placement_id: int
+
+
+def _launch(stack: Stack, user: str) -> Launch:
     browser = requests.Session()
     # the web app registers its demo LMS by dynamic registration once it serves
     _poll(
@@ -258,7 +383,7 @@ def _grade_a_launch(stack: Stack, catalog) -> None:
     assert course.status_code == 200 and "What is attention?" in course.text
     link = re.search(r'href="/demo/launch/([^"?]+)\?user=demo-ali"', course.text).group(1)
     initiation = browser.get(
-        stack.url + "/demo/admin/launch", params={"link": link, "user": "ali"}, timeout=10
+        stack.url + "/demo/admin/launch", params={"link": link, "user": user}, timeout=10
     ).json()
     trace = run_launch(
         browser,
@@ -268,24 +393,33 @@ def _grade_a_launch(stack: Stack, catalog) -> None:
     location = urlsplit(trace.launch.headers["Location"])
     assert location.path.startswith("/lessons/")
     headers = {"X-CodeBlanks-Session": dict(parse_qsl(location.query))["s"]}
-    placement_id = int(location.path.rsplit("/", 1)[1])
+    return Launch(browser, headers, int(location.path.rsplit("/", 1)[1]))
 
-    exercise = catalog.lesson(SEED).exercise
-    api = requests.Session()  # no cookies: the header alone signs in
-    started = time.monotonic()
+
+def _submit(stack: Stack, launch: Launch, source: str) -> dict:
+    """Submit `source` through the API (no cookies: the header alone signs in); return the
+    graded submission."""
+    api = requests.Session()
     submitted = api.post(
-        f"{stack.url}/api/placements/{placement_id}/submissions",
-        json={"source": exercise.solution[exercise.entrypoint]},
-        headers=headers,
+        f"{stack.url}/api/placements/{launch.placement_id}/submissions",
+        json={"source": source},
+        headers=launch.headers,
         timeout=10,
     )
     assert submitted.status_code == 202, submitted.text
     url = stack.url + submitted.json()["url"]
-    submission = _poll(
-        lambda: api.get(url, headers=headers, timeout=10).json(),
+    return _poll(
+        lambda: api.get(url, headers=launch.headers, timeout=10).json(),
         lambda found: found["status"] == "graded",
         "the submission to be graded",
     )
+
+
+def _grade_a_launch(stack: Stack, catalog) -> None:
+    launch = _launch(stack, "ali")
+    exercise = catalog.lesson(SEED).exercise
+    started = time.monotonic()
+    submission = _submit(stack, launch, exercise.solution[exercise.entrypoint])
     print(f"graded {time.monotonic() - started:.1f} s after it was submitted")
     verdict = submission["verdict"]
     assert (verdict["status"], verdict["score"]) == ("passed", 1.0), verdict
@@ -294,7 +428,7 @@ def _grade_a_launch(stack: Stack, catalog) -> None:
         return any(s["body"]["gradingProgress"] == "FullyGraded" for s in scores)
 
     scores = _poll(
-        lambda: browser.get(stack.url + "/demo/admin/scores", timeout=10).json(),
+        lambda: launch.browser.get(stack.url + "/demo/admin/scores", timeout=10).json(),
         graded,
         "the grade to reach the demo LMS",
     )
@@ -304,6 +438,30 @@ def _grade_a_launch(stack: Stack, catalog) -> None:
     assert score["user_id"] == "demo-ali"
     assert score["body"]["scoreGiven"] == exercise.points  # the questions are unanswered
     assert score["body"]["scoreMaximum"] == catalog.lesson(SEED).points
+
+
+def _assert_graded_warm(stack: Stack) -> None:
+    """Check, from the host, that the worker's warm pool ran: its zygotes under the shifted slot
+    uids, its armed runs' cgroups in the pool's directory, and no run sent to the cold backend."""
+    pool = _pool(stack)
+    assert pool, "the worker has no pool-id"
+    directory = HOST_CGROUP / "memory" / pool
+    armed = [run.name for run in directory.iterdir() if run.is_dir()]
+    assert any(re.fullmatch(r"620\d\d-[0-9a-f]{8}", name) for name in armed), armed
+    first = WARM_FIRST_UID + SLOT_UID_SHIFT
+    owners = set()
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            uid = int(re.search(r"^Uid:\s+(\d+)", status.read_text(), re.M).group(1))
+        except (OSError, AttributeError):
+            continue
+        owners.add(uid)
+    assert any(first <= uid < first + 256 for uid in owners), "no warm zygote on the host"
+    logs = stack.compose("logs", "--no-color", "worker", check=False).stdout
+    assert "cold sandbox" not in logs and "cannot start" not in logs, logs[-3000:]
+    # nothing of the worker's container is root on the host once it runs
+    top = stack.compose("top", "worker", check=False).stdout
+    assert top.strip() and not re.search(r"^root\s", top, re.M), top
 
 
 def _poll(fetch, done, what: str, timeout: float = 90):
