@@ -17,7 +17,7 @@ import os
 import platform
 import signal
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -179,11 +179,13 @@ def sweep_slot(prefix: str) -> int:
     return removed
 
 
-def remove_empty(prefix: str) -> int:
-    """Remove run cgroups whose names start with `prefix` and that hold nothing; say how many."""
+def remove_empty(prefix: str, stale: Callable[[str], bool] = lambda name: True) -> int:
+    """Remove run cgroups named `prefix`... that hold nothing and are `stale`; say how many."""
     removed = 0
     for parent in _parents():
         for child in parent.glob(f"{prefix}*"):
+            if not stale(child.name):
+                continue  # perhaps a live run's, made but not yet joined
             with contextlib.suppress(OSError):  # busy: a live run's (or its container's)
                 child.rmdir()
                 removed += 1

@@ -14,6 +14,9 @@ No --rm: the daemon would remove the container before its OOMKilled flag could b
 container is inspected, then force-removed, whatever happened. Only this module talks to Docker.
 When the daemon is local and uses cgroupfs, each container goes under a cgroup of the run's
 (--cgroup-parent), which outlives the container and gives the run's CPU time and peak memory.
+Each DockerSandbox has an instance id of its own, carried by its containers (a label, and in
+their names, so also in their accounting cgroups' names): what one sandbox made can be told
+from another's, even another codeblanks's on the same host.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from workers.sandbox.zygote import seccomp
 DEFAULT_IMAGE = "codeblanks-runner:latest"
 NAME_PREFIX = "codeblanks-run-"
 DEADLINE_LABEL = "org.codeblanks.deadline"  # wall-clock time after which a sweep may remove it
+INSTANCE_LABEL = "org.codeblanks.sandbox"  # the instance id of the DockerSandbox that ran it
 FIRST_UID = 1_000_000_000  # far above host users, bwrap's slots and the usual subuid ranges
 UIDS = 1 << 20  # random per run: two concurrent runs share a uid once in ~a million
 _ENTRY = Path(docker_entry.__file__).read_text()
@@ -54,7 +58,8 @@ _START_TIMEOUT_S = 30.0  # a busy daemon can take seconds to start a container
 _WALL_GRACE_S = 0.5  # as bwrap: interpreter and numpy start-up count against the run
 _CLI_TIMEOUT_S = 30.0
 _DATA_LIMIT = 2048 * 2**20  # per process, like bwrap's address-space limit (no "as" ulimit)
-_GROUP_PREFIX = "docker-"  # the accounting cgroups, beside bwrap's and the warm pool's
+# the accounting cgroups, beside bwrap's and the warm pool's: docker-DEADLINE-CONTAINER
+_GROUP_PREFIX = "docker-"
 _ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin"}  # the CLI gets nothing of the worker's env
 
 
@@ -67,6 +72,7 @@ class DockerSandbox:
         self._checked = False
         self.parallel_runs = os.cpu_count() or 1  # each container is given one CPU
         self._accounting = False  # whether runs get a cgroup parent of ours (see check)
+        self.instance = secrets.token_hex(6)  # in its containers' label and names
 
     def check(self) -> None:
         """Raise GraderError saying what is missing when the daemon or the image is not there."""
@@ -88,7 +94,11 @@ class DockerSandbox:
         self._checked = True
 
     def sweep(self) -> int:
-        """Force-remove run containers past their deadline, and dead runs' accounting cgroups."""
+        """Force-remove run containers past their deadline, and dead runs' accounting cgroups.
+
+        Only what is past its deadline goes, whoever made it: a live run's container and its
+        cgroup (empty until the container starts in it) may be another codeblanks's.
+        """
         listing = self._cli(
             "ps", "-a", "--filter", f"label={DEADLINE_LABEL}",
             "--format", f'{{{{.Names}}}} {{{{.Label "{DEADLINE_LABEL}"}}}}',
@@ -100,13 +110,13 @@ class DockerSandbox:
                 stale.append(name)
         if stale:
             self._cli("rm", "-f", *stale, check=False)
-        return len(stale) + cgroups.remove_empty(_GROUP_PREFIX)
+        return len(stale) + cgroups.remove_empty(_GROUP_PREFIX, _expired)
 
     def run(self, request: RunRequest) -> RunResult:
         """Run the request in a new container and return its output and how it ended."""
         self.check()
         payload = _payload(request)
-        name = NAME_PREFIX + secrets.token_hex(8)
+        name = f"{NAME_PREFIX}{self.instance}-{secrets.token_hex(6)}"
         uid = FIRST_UID + secrets.randbelow(UIDS)
         group = self._accounting_group(request, name)
         try:
@@ -120,8 +130,11 @@ class DockerSandbox:
         if not self._accounting:
             return None
         limits = request.limits
+        deadline = time.time() + _lifetime_s(limits.time_s)
         group = cgroups.RunCgroup(
-            f"{_GROUP_PREFIX}{name}", (2 * limits.memory_mb + 64) * 2**20, 2 * limits.processes + 8
+            f"{_GROUP_PREFIX}{deadline:.0f}-{name}",
+            (2 * limits.memory_mb + 64) * 2**20,
+            2 * limits.processes + 8,
         )
         try:
             group.create()
@@ -252,11 +265,11 @@ class DockerSandbox:
         tmpfs = f"size={limits.disk_mb}m,nr_inodes={limits.files},mode=0700,uid={uid},gid={uid}"
         memory = f"{limits.memory_mb}m"
         fsize = limits.file_mb * 2**20
-        lifetime = _START_TIMEOUT_S + limits.time_s + _WALL_GRACE_S + 2 * _CLI_TIMEOUT_S
         # fmt: off
         return [
             self._docker, "run", "-i", "--name", name, "--pull", "never",
-            "--label", f"{DEADLINE_LABEL}={time.time() + lifetime:.0f}",
+            "--label", f"{DEADLINE_LABEL}={time.time() + _lifetime_s(limits.time_s):.0f}",
+            "--label", f"{INSTANCE_LABEL}={self.instance}",
             "--log-driver", "none",  # output reaches us through the attach stream only
             "--network", "none", "--read-only", "--init", "--hostname", "sandbox",
             "--ipc", "private",
@@ -289,6 +302,17 @@ class DockerSandbox:
             why = done.stderr.decode(errors="replace").strip()[:300]
             raise GraderError(f"docker {args[0]} failed: {why}")
         return done
+
+
+def _lifetime_s(time_s: float) -> float:
+    """Return how long a run's container and cgroup can live, from start-up to removal."""
+    return _START_TIMEOUT_S + time_s + _WALL_GRACE_S + 2 * _CLI_TIMEOUT_S
+
+
+def _expired(group: str) -> bool:
+    """Say whether an accounting cgroup (docker-DEADLINE-CONTAINER) is past its deadline."""
+    deadline = group.removeprefix(_GROUP_PREFIX).split("-")[0]
+    return not deadline.isdigit() or int(deadline) < time.time()  # no deadline: an old version's
 
 
 def _payload(request: RunRequest) -> bytes:
