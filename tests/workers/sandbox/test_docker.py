@@ -13,7 +13,16 @@ import pytest
 from core.errors import GraderError
 from core.runs import Limits, RunOutcome, RunRequest, RunStatus
 from core.verdicts import grade_source
-from workers.sandbox.docker import DEADLINE_LABEL, FIRST_UID, NAME_PREFIX, UIDS, DockerSandbox
+from tests.workers.sandbox.leftovers import docker_leftovers
+from workers.sandbox import cgroups
+from workers.sandbox.docker import (
+    DEADLINE_LABEL,
+    FIRST_UID,
+    INSTANCE_LABEL,
+    NAME_PREFIX,
+    UIDS,
+    DockerSandbox,
+)
 
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("docker_daemon")]
 
@@ -121,6 +130,49 @@ def test_sweep_removes_run_containers_past_their_deadline(docker):
     assert listed.stdout == b""
 
 
+def test_sweep_leaves_a_live_runs_accounting_cgroup_and_removes_an_expired_one(docker):
+    # a run's accounting cgroup is empty until its container starts in it, which can take
+    # seconds: another codeblanks's sweep meanwhile must leave it (its name holds its deadline)
+    token = secrets.token_hex(4)
+    live = cgroups.RunCgroup(f"docker-{time.time() + 60:.0f}-{NAME_PREFIX}live{token}", 2**26, 8)
+    expired = cgroups.RunCgroup(f"docker-{time.time() - 1:.0f}-{NAME_PREFIX}gone{token}", 2**26, 8)
+    live.create()
+    expired.create()
+    try:
+        docker.sweep()
+        assert all(d.is_dir() for d in live.dirs.values())
+        assert not any(d.exists() for d in expired.dirs.values())
+    finally:
+        live.remove()
+        expired.remove()
+
+
+def test_runs_carry_their_sandboxs_instance_id(docker):
+    other = DockerSandbox()
+    assert other.instance != docker.instance
+    seen = []
+    done = threading.Event()
+
+    def watch():
+        while not done.is_set():
+            listed = subprocess.run(
+                ["docker", "ps", "--filter", f"label={INSTANCE_LABEL}={other.instance}",
+                 "--format", "{{.Names}}"],
+                capture_output=True, text=True,
+            )  # fmt: skip
+            seen.extend(listed.stdout.split())
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        assert run(other, "import time; time.sleep(1.5); print(1)").stdout == b"1\n"
+    finally:
+        done.set()
+        watcher.join()
+    assert seen and all(name.startswith(f"{NAME_PREFIX}{other.instance}-") for name in seen)
+    assert docker_leftovers(other) == [] and docker_leftovers(docker) == []
+
+
 def test_a_missing_image_is_a_grader_error_that_says_how_to_build_it():
     with pytest.raises(GraderError, match="build-image.sh"):
         DockerSandbox(image="codeblanks-runner:does-not-exist").check()
@@ -138,8 +190,7 @@ def test_a_run_reports_its_cpu_time_and_peak_memory_and_leaves_no_cgroup(docker)
     assert result.outcome is RunOutcome.EXITED and result.exit_code == 0, result.stderr
     assert result.peak_memory_kb >= 25 * 1024
     assert 300 <= result.cpu_ms < 5000
-    groups = Path("/sys/fs/cgroup/memory/codeblanks")
-    assert list(groups.glob("docker-*")) == []
+    assert docker_leftovers(docker) == []  # its accounting cgroup went with it
 
 
 def _processes_of(uid: int) -> dict[int, bytes]:

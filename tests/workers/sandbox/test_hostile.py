@@ -9,7 +9,6 @@ import secrets
 import shutil
 import socket
 import string
-import subprocess
 import tempfile
 import textwrap
 import threading
@@ -21,12 +20,17 @@ import pytest
 
 from core.runs import Limits, RunRequest, RunStatus, Sandbox
 from core.verdicts import grade_source
-from service.settings import Settings
-from tests.conftest import SEED, sandbox_leftovers, warm_leftovers
+from tests.conftest import SEED
 from tests.workers.sandbox.hostile import Case, all_cases
-from workers.sandbox import docker as docker_backend
+from tests.workers.sandbox.leftovers import (
+    bwrap_leftovers,
+    docker_leftovers,
+    settled,
+    warm_leftovers,
+)
 from workers.sandbox.bwrap import BwrapSandbox
-from workers.sandbox.runtime import Runtime
+from workers.sandbox.docker import DockerSandbox
+from workers.sandbox.warm import WarmSandbox
 
 LIMITS = Limits(time_s=2, memory_mb=128)
 TIME_SLACK_S = 1.5
@@ -117,42 +121,15 @@ def _snapshot(directory: Path) -> dict[str, tuple[int, int]]:
     return {str(p): (p.stat().st_size, p.stat().st_mtime_ns) for p in directory.rglob("*")}
 
 
-def bwrap_leftovers(sandbox: Sandbox) -> list[str]:
-    """Return what bwrap runs left: processes of the slot uids, cgroups, mounts, scratch dirs."""
-    if not isinstance(sandbox, BwrapSandbox):  # a launcher armed for its next run is no leftover
-        sandbox = BwrapSandbox(Runtime(Settings.from_env().runtime_dir))
-    return sandbox_leftovers(sandbox)
-
-
-def docker_leftovers(sandbox: Sandbox) -> list[str]:
-    """Return what docker runs left: run containers, and processes of the run uids."""
-    names = subprocess.run(
-        ["docker", "ps", "-a", "--filter", f"name={docker_backend.NAME_PREFIX}",
-         "--format", "{{.Names}}"],
-        capture_output=True, text=True, timeout=30,
-    )  # fmt: skip
-    found = [f"container {n}" for n in names.stdout.split()]
-    ps = subprocess.run(["ps", "-eo", "uid=,pid=,stat=,args="], capture_output=True, text=True)
-    first = docker_backend.FIRST_UID
-    for line in ps.stdout.splitlines():
-        uid, _, stat = line.split()[:3]
-        if first <= int(uid) < first + docker_backend.UIDS and not stat.startswith("Z"):
-            found.append(f"process {line.strip()}")
-    return found
-
-
-# checked after every case of that backend; a backend not listed gets every check
-LEFTOVERS = {
-    "bwrap": [bwrap_leftovers],
-    "docker": [docker_leftovers],
-    "warm": [lambda _: warm_leftovers()],
-}
-
-
-def leftovers(backend: str, sandbox: Sandbox) -> list[str]:
-    """Return what the backend's runs left on the host."""
-    checks = LEFTOVERS.get(backend, [bwrap_leftovers, docker_leftovers])
-    return [item for check in checks for item in check(sandbox)]
+def leftovers(sandbox: Sandbox) -> list[str]:
+    """Return what this sandbox's runs left on the host (another codeblanks's are not looked at)."""
+    if isinstance(sandbox, WarmSandbox):
+        return warm_leftovers(sandbox)
+    if isinstance(sandbox, DockerSandbox):
+        return docker_leftovers(sandbox)
+    if isinstance(sandbox, BwrapSandbox):
+        return bwrap_leftovers(sandbox)
+    raise AssertionError(f"no leftover check for {type(sandbox).__name__}: add one")
 
 
 def _victim(sandbox: Sandbox, token: str) -> threading.Thread:
@@ -169,9 +146,8 @@ CASES = all_cases()
 
 @pytest.mark.parametrize("case", CASES, ids=[re.sub(r"\W+", "-", c.id).strip("-") for c in CASES])
 def test_hostile_submission_is_contained(sandbox, seed, host, case: Case, request):
-    backend = request.node.callspec.params["sandbox"]
-    # what was there before (another test session's runs, a warm pool) is not this case's
-    before = set(leftovers(backend, sandbox))
+    # what was there before (an earlier case's slow exit) is not this case's
+    before = set(leftovers(sandbox))
     source = host.fill(textwrap.dedent(case.prelude) + textwrap.dedent(case.source))
     victim = _victim(sandbox, host.token) if case.victim else None
     started = time.monotonic()
@@ -197,11 +173,7 @@ def test_hostile_submission_is_contained(sandbox, seed, host, case: Case, reques
     assert len(verdict.stdout) <= budget and len(verdict.stderr) <= budget
     json.dumps(verdict.as_json("hostile"), ensure_ascii=False).encode()  # no lone surrogate
 
-    for _ in range(30):  # killed processes take a moment to leave the process table
-        if not set(leftovers(backend, sandbox)) - before:
-            break
-        time.sleep(0.1)
-    assert sorted(set(leftovers(backend, sandbox)) - before) == []
+    assert settled(lambda: sorted(set(leftovers(sandbox)) - before)) == []
     assert host.problems() == []
     if case.after is not None:
         probe = RunRequest({"model.py": textwrap.dedent(case.after).encode()}, "model.py", LIMITS)
