@@ -5,7 +5,6 @@ import sys
 import textwrap
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
@@ -13,7 +12,8 @@ from core.cases import HARNESS
 from core.runs import Limits, RunOutcome, RunRequest, RunStatus
 from core.verdicts import grade_source
 from service.settings import Settings
-from tests.conftest import REPO, warm_leftovers
+from tests.conftest import REPO
+from tests.workers.sandbox.leftovers import boot_clock, released_leftovers, settled, warm_leftovers
 from workers.sandbox.fake import FakeSandbox
 from workers.sandbox.runtime import Runtime
 from workers.sandbox.slot import MOST_ARMED
@@ -31,8 +31,7 @@ def solo():
     yield sandbox
     uid = sandbox.slots()[0].uid
     sandbox.close()
-    assert _processes_of(uid) == []
-    assert not [p for p in Path("/sys/fs/cgroup/pids/codeblanks").glob(f"{uid}-*")]
+    assert released_leftovers([uid], boot_clock()) == []
 
 
 @pytest.fixture
@@ -52,11 +51,7 @@ def _processes_of(uid):
 
 
 def _settled_leftovers():
-    for _ in range(30):  # a slot being re-armed is briefly between states
-        if not warm_leftovers():
-            break
-        time.sleep(0.1)
-    return warm_leftovers()
+    return settled(warm_leftovers)  # a slot being re-armed is briefly between states
 
 
 def _zygote(sandbox):
@@ -325,8 +320,7 @@ def test_close_kills_every_zygote_and_frees_the_uids():
     uids = [slot.uid for slot in sandbox.slots()]
     assert len(uids) == 2 and all(_processes_of(uid) for uid in uids)
     sandbox.close()
-    assert [p for uid in uids for p in _processes_of(uid)] == []
-    assert not [p for u in uids for p in Path("/sys/fs/cgroup/pids/codeblanks").glob(f"{u}-*")]
+    assert released_leftovers(uids, boot_clock()) == []
 
 
 def test_a_pool_that_cannot_start_falls_back(tmp_path):
