@@ -7,6 +7,11 @@ the program process, so everything the run ever does is charged to, limited by a
 through that cgroup. `execute` sends the code and the limits, reads the output with a budget
 and a deadline, takes the program's wait status from the supervisor, and SIGKILLs the whole
 cgroup. `finish` (off the clock) waits until the cgroup is empty and removes it.
+
+A run the grader lost raises RunLost: its code never reached its supervisor, or its
+supervisor vanished without a report while nothing says the program reached a limit (see
+warm.py, which runs it again from fresh state). A student's program cannot end its
+supervisor: it is pid 1 of the run's pid namespace, which takes no signal it does not handle.
 """
 
 from __future__ import annotations
@@ -32,6 +37,10 @@ _ARM_TIMEOUT_S = 10.0
 _WALL_GRACE_S = 0.5  # as bwrap; a warm start costs a few ms of it, not 200
 _STATUS_WAIT_S = 0.5  # after the program exits, its supervisor's report follows at once
 _UCRED = struct.Struct("3i")
+
+
+class RunLost(GraderError):
+    """The grader lost a run before it could say how it ended; running it again is safe."""
 
 
 @dataclass
@@ -117,9 +126,9 @@ class ArmedRun:
             try:
                 wire.send(self.sock, header, [request.files[n] for n in names])
             except OSError as exc:
-                raise GraderError(f"the warm run vanished before it started: {exc}") from exc
-            _feed(self._stdin, request.stdin)
-            self._stdin = -1  # _feed closes it: the program must see EOF
+                raise RunLost(f"the warm run vanished before it started: {exc}") from exc
+            stdin, self._stdin = self._stdin, -1
+            _feed(stdin, request.stdin)  # which closes it: the program must see EOF
             with (
                 open(self._stdout, "rb", closefd=False) as out,
                 open(self._stderr, "rb", closefd=False) as err,
@@ -175,6 +184,8 @@ def _feed(fd: int, data: bytes) -> None:
         try:
             if data:
                 os.write(fd, data)
+        except BrokenPipeError:
+            pass  # the program closed its stdin already: its business, not a grader fault
         finally:
             os.close(fd)
         return
@@ -186,7 +197,11 @@ def _feed(fd: int, data: bytes) -> None:
         except OSError:
             pass  # the program stopped reading (or was killed); that is its business
 
-    threading.Thread(target=write, daemon=True).start()
+    try:
+        threading.Thread(target=write, daemon=True).start()
+    except RuntimeError as exc:  # no thread to be had (a full pid table): the grader's fault
+        os.close(fd)
+        raise OSError(f"cannot feed the run's stdin: {exc}") from exc
 
 
 def _status(sock: socket.socket, until: float) -> int | None:

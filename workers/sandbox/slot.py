@@ -27,7 +27,7 @@ from pathlib import Path
 from core.errors import GraderError
 from core.runs import Limits, RunRequest
 from workers.sandbox import cgroups, scratch, zygote
-from workers.sandbox.armed import ArmedRun, Execution
+from workers.sandbox.armed import ArmedRun, Execution, RunLost
 from workers.sandbox.runtime import PYTHON, Runtime
 
 ZYGOTE_MOUNT = "/opt/codeblanks"
@@ -129,9 +129,11 @@ class Slot:
 
     def execute(self, request: RunRequest) -> Execution:
         """Run the request in the oldest armed run (safe while the keeper arms another)."""
+        if not self.alive:  # its armed runs died with it: never send code to them
+            raise RunLost("the warm zygote died while its runs waited")
         with self._lock:
             if not self._armed:
-                raise GraderError("the warm slot has no armed run")
+                raise RunLost("the warm slot has no armed run")
             run = self._armed.popleft()
         try:
             return run.execute(request)

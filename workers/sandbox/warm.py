@@ -14,6 +14,16 @@ that runs one submission at a time (a prefork worker) keeps a single zygote.
 
 If no zygote can start (three failures in a row on every slot), runs go to the cold `bwrap`
 backend, with the reason logged, until a slot recovers (the keepers keep trying).
+
+Only a student's program decides a run's outcome, never a grader fault. A run the grader lost
+(armed.RunLost: its zygote died, its code never reached its supervisor, or its supervisor
+vanished without a report while the run's cgroup shows no limit reached) runs again from fresh
+state on another armed run, its slot's zygote restarted; after _WARM_TRIES losses it runs on
+the cold backend, whose result stands. Running again is safe: a run has no effect outside its
+sandbox, and what the lost try printed is dropped. A run that reached a limit, or that exited,
+crashed or was signalled on its own, is never run again, so a fork bomb costs one run. Each
+retry and fallback is logged at WARNING with its cause, and counted in `retries` and
+`fallbacks`.
 """
 
 from __future__ import annotations
@@ -32,7 +42,7 @@ from core.cases import HARNESS, HARNESS_SOURCE
 from core.errors import GraderError
 from core.runs import Limits, RunOutcome, RunRequest, RunResult, Sandbox
 from workers.sandbox import cgroups, scratch
-from workers.sandbox.armed import Execution
+from workers.sandbox.armed import Execution, RunLost
 from workers.sandbox.outcomes import Ending, classify
 from workers.sandbox.runtime import Runtime
 from workers.sandbox.slot import (
@@ -50,6 +60,7 @@ FIRST_UID = 62000  # apart from bwrap's per-run uids: a warm slot keeps its uid 
 _ACQUIRE_TIMEOUT_S = 120.0
 _MAX_FAILURES = 3  # on every slot, in a row: then runs go cold until a slot recovers
 _MAX_BACKOFF_S = 30.0
+_WARM_TRIES = 3  # a run the grader lost is tried this often warm, then cold
 
 
 class _Keeper:
@@ -89,6 +100,8 @@ class WarmSandbox:
         self._broken: str | None = None
         self._limits = Limits()  # the next run is armed for the last run's limits
         self._running = 0  # runs in flight: while there are any, keepers arm only what is due
+        self.retries = 0  # lost runs tried again on a warm slot
+        self.fallbacks = 0  # runs sent to the cold backend (lost too often, or no warm slot)
         self._finalizer = weakref.finalize(self, _discard_all, self._keepers, self._stop)
 
     @property
@@ -139,17 +152,39 @@ class WarmSandbox:
         keeper.thread.start()
 
     def run(self, request: RunRequest) -> RunResult:
-        """Run the request in a warm slot (waiting for one if all are busy)."""
-        keeper = self._acquire()
-        if keeper is None:
-            return self._run_cold(request)
+        """Run the request in a warm slot (waiting for one if all are busy).
+
+        A run the grader lost runs again on a fresh slot, then cold (see the module's doc).
+        """
+        for tries in range(1, _WARM_TRIES + 1):
+            keeper = self._acquire()
+            if keeper is None:
+                why = self._broken or f"no warm slot was ready within {_ACQUIRE_TIMEOUT_S:g} s"
+                return self._run_cold(request, why)
+            try:
+                return self._run_on(keeper, request)
+            except RunLost as exc:
+                log.warning(
+                    "warm slot %d lost a run (try %d of %d): %s",
+                    keeper.slot.uid,
+                    tries,
+                    _WARM_TRIES,
+                    exc,
+                )
+                if tries < _WARM_TRIES:
+                    with self._cond:
+                        self.retries += 1
+        return self._run_cold(request, f"the warm pool lost it {_WARM_TRIES} times")
+
+    def _run_on(self, keeper: _Keeper, request: RunRequest) -> RunResult:
+        """Run the request on a slot acquired for it; raise RunLost if the grader lost it."""
         healthy = False
         try:
             execution = keeper.slot.execute(request)
             result, healthy = _result(request.limits, execution)
             return result
-        except OSError as exc:
-            raise GraderError(f"the warm sandbox failed: {exc}") from exc
+        except OSError as exc:  # the host's side of the run broke (pipes, cgroup files)
+            raise RunLost(f"the warm sandbox failed: {exc}") from exc
         finally:
             with self._cond:
                 self._limits = request.limits
@@ -206,10 +241,13 @@ class WarmSandbox:
                     continue
                 remaining = ends - time.monotonic()
                 if remaining <= 0:
-                    raise GraderError(f"no warm slot was ready within {_ACQUIRE_TIMEOUT_S:g} s")
+                    return None  # the run goes cold rather than fail
                 self._cond.wait(remaining)
 
-    def _run_cold(self, request: RunRequest) -> RunResult:
+    def _run_cold(self, request: RunRequest, why: str) -> RunResult:
+        with self._cond:
+            self.fallbacks += 1
+        log.warning("a run goes to the cold sandbox: %s", why)
         if self._fallback is None:
             from workers.sandbox.bwrap import BwrapSandbox
 
@@ -232,12 +270,12 @@ class WarmSandbox:
                     keeper.slot.start(self._stop)
                 if keeper.slot.armed < self._target():  # a run may have asked after we topped up
                     keeper.slot.arm(limits)
-            except (GraderError, OSError) as exc:
+            except Exception as exc:  # whatever went wrong, the keeper lives on and retries
                 self._retire(keeper)
                 keeper.slot.discard()
                 if self._stop.is_set():
                     break  # closing: a start cut short is no failure
-                self._failed(keeper, str(exc))
+                self._failed(keeper, str(exc) or repr(exc))
                 self._stop.wait(min(0.2 * keeper.failures, _MAX_BACKOFF_S))
                 continue
             with self._cond:
@@ -250,8 +288,8 @@ class WarmSandbox:
                     self._cond.notify_all()
             try:
                 keeper.slot.finish_spent()
-            except GraderError as exc:  # a run's processes would not die: replace the zygote
-                log.warning("warm slot %d: %s", keeper.slot.uid, exc)
+            except Exception as exc:  # a run's processes would not die: replace the zygote
+                log.warning("warm slot %d: %s", keeper.slot.uid, str(exc) or repr(exc))
                 self._retire(keeper)
                 with self._cond:
                     keeper.todo = "start"
@@ -333,8 +371,8 @@ def _result(limits: Limits, execution: Execution) -> tuple[RunResult, bool]:
     outcome = classify(ending, limits)
     if outcome is not RunOutcome.EXITED:
         return result(outcome), False
-    if code is None:
-        raise GraderError("the warm run ended without its supervisor's report")
+    if code is None:  # its supervisor vanished, and no limit was reached: the grader's fault
+        raise RunLost("the warm run ended without its supervisor's report")
     return result(outcome), signalled is None
 
 
