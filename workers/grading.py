@@ -60,9 +60,14 @@ def grade_stored(
     settings: Settings,
     submission_id: int,
     clock: Callable[[], datetime] = utcnow,
+    queue: str | None = None,
 ) -> Graded:
-    """Grade one submission unless it is graded or held; save the verdict under the lease."""
-    claimed = submissions.claim(store, submission_id, settings.lease_s, clock())
+    """Grade one submission unless it is graded or held; save the verdict under the lease.
+
+    `queue`: the queue the message came from, when it came from one: a submission queued
+    since on another (a regrade on the bulk queue) is left to that queue's workers.
+    """
+    claimed = submissions.claim(store, submission_id, settings.lease_s, clock(), queue)
     if claimed is None:
         return Graded(Outcome.NOTHING_TO_DO)
     if isinstance(claimed, Held):

@@ -46,7 +46,12 @@ def grade_submission(self: Task, submission_id: int) -> str:
     try:
         with logs.grading(submission_id):
             graded = grade_stored(
-                ctx.store, ctx.catalog, ctx.sandbox(), ctx.settings, submission_id
+                ctx.store,
+                ctx.catalog,
+                ctx.sandbox(),
+                ctx.settings,
+                submission_id,
+                queue=_queue_of(self),
             )
     except DBAPIError as exc:
         # the database is away: this delivery gives up, a later one (or the sweep) goes on
@@ -133,6 +138,13 @@ def wait_s(task: Task, countdown: float) -> float:
     sync's next attempt, a lease held by another worker) and waits again.
     """
     return min(countdown, context_of(task).settings.visibility_timeout_s / 2)
+
+
+def _queue_of(task: Task) -> str | None:
+    """Return the queue the task's message came from (None when run in-process)."""
+    delivery = task.request.delivery_info or {}
+    queue = delivery.get("routing_key")
+    return str(queue) if queue else None
 
 
 def context_of(task: Task) -> WorkerContext:

@@ -104,6 +104,9 @@ _CLAIM = (
         Submission.queue,
     )
 )
+# the same, for a message of one queue: a stale message (a copy redelivered, or a retry)
+# of a submission queued since on another queue (a teacher's regrade) leaves it to that one
+_CLAIM_ON_QUEUE = _CLAIM.where(Submission.queue == bindparam("from_queue"))
 _LEASE = select(Submission.status, Submission.lease_expires_at).where(
     Submission.id == bindparam("submission_id")
 )
@@ -229,14 +232,19 @@ def has_passed(session: Session | Connection, placement_id: int, user_id: int) -
     return session.scalar(query.limit(1)) is not None
 
 
-def claim(store: Store, submission_id: int, lease_s: int, now: datetime) -> Claim | Held | None:
-    """Take the submission for grading under a fresh lease; Held or Done when that is not on."""
+def claim(
+    store: Store, submission_id: int, lease_s: int, now: datetime, queue: str | None = None
+) -> Claim | Held | None:
+    """Take the submission for grading under a fresh lease; Held or Done when that is not on.
+
+    `queue`: the queue the message came from; the submission must be queued on it.
+    """
     token = secrets.token_hex(16)
     until = now + timedelta(seconds=lease_s)
+    values = {"submission_id": submission_id, "now": now, "token": token, "until": until}
+    statement = _CLAIM if queue is None else _CLAIM_ON_QUEUE
     with store.transaction() as connection:
-        taken = connection.execute(
-            _CLAIM, {"submission_id": submission_id, "now": now, "token": token, "until": until}
-        ).first()
+        taken = connection.execute(statement, {**values, "from_queue": queue}).first()
         if taken is None:
             row = connection.execute(_LEASE, {"submission_id": submission_id}).first()
             if (

@@ -53,6 +53,23 @@ def row(store, submission_id):
         return session.get(Submission, submission_id)
 
 
+def test_a_stale_message_leaves_a_regrade_to_the_bulk_queue(
+    store, catalog, settings, queued, expected
+):
+    sandbox = prints(expected)
+    assert grade_stored(store, catalog, sandbox, settings, queued, queue="grade").outcome is (
+        Outcome.GRADED
+    )
+    submissions.request_regrade(store, row(store, queued).placement_id, utcnow())
+    # a copy of the student's message, delivered again after the teacher's regrade
+    stale = grade_stored(store, catalog, sandbox, settings, queued, queue="grade")
+    assert stale.outcome is Outcome.NOTHING_TO_DO
+    assert row(store, queued).status == SubmissionStatus.QUEUED
+    regraded = grade_stored(store, catalog, sandbox, settings, queued, queue="regrade")
+    assert regraded.outcome is Outcome.GRADED
+    assert (row(store, queued).gradings, len(sandbox.requests)) == (2, 2)
+
+
 def test_grades_once_and_asks_for_a_sync(store, catalog, settings, queued, expected):
     sandbox = prints(expected)
     graded = grade_stored(store, catalog, sandbox, settings, queued)
