@@ -35,7 +35,7 @@ class Settings:
     # Recovery from a dead worker (docs/operations.md "When a worker dies"): a grading renews
     # its lease every quarter of it while its run is alive, so a dead worker's lease lapses
     # within lease_s, and the next sweep (every sweep_interval_s) enqueues it again, first
-    lease_s: int = 12
+    lease_s: int = 8
     queued_deadline_s: int = 300  # a submission queued this long is enqueued again
     grade_attempts: int = 3  # grader failures before a submission ends as an `error` grade
     sync_attempts: int = 8  # LMS posts before a grade sync is marked failed

@@ -76,5 +76,6 @@ class SweepTimer(bootsteps.StartStopStep):  # type: ignore[misc]
             self.tref = None
 
     def _send(self, worker: WorkController, interval: float) -> None:
-        # a sweep older than the interval is pointless: the next one is on its way
-        send_sweep(worker.app, interval)
+        # a sweep that waited three intervals is pointless: the next ones are on their way
+        # (one interval is too short: on a busy worker it waits out the task in hand)
+        send_sweep(worker.app, 3 * interval)

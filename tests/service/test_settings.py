@@ -8,7 +8,7 @@ from service.settings import Settings
 @pytest.mark.parametrize(
     ("environ", "field", "value"),
     [
-        ({}, "lease_s", 12),
+        ({}, "lease_s", 8),
         ({}, "visibility_timeout_s", 10),
         ({"CODEBLANKS_LEASE_S": "5"}, "lease_s", 5),
         ({"CODEBLANKS_SWEEP_INTERVAL_S": "1"}, "sweep_interval_s", 1),

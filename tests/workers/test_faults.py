@@ -15,7 +15,7 @@ import pytest
 from sqlalchemy import select
 
 from service.settings import Settings
-from service.store.models import Submission
+from service.store.models import Submission, utcnow
 from tests.pipeline import SOLUTION, Pipeline, fastest_sandbox
 from tests.servers import PostgresCluster
 
@@ -235,3 +235,53 @@ def test_bulk_regrades_never_delay_a_students_run(pipeline, report):
     counts = pipeline.counts([*ids, urgent])
     report(counts.line(f"20 regrades queued; a student's run graded {waited:.2f} s after its POST"))
     assert (counts.lost, counts.duplicated) == (0, 0)
+
+
+def test_a_whole_worker_killed_with_work_queued_recovers_within_20_s(
+    tmp_path, redis_server, database_url, report
+):
+    # the product's own recovery settings, not the shortened ones of the other fault tests
+    product = Settings()
+    recovery = {
+        name: getattr(product, name)
+        for name in ("lease_s", "sweep_interval_s", "queued_deadline_s", "visibility_timeout_s")
+    }
+    pipeline = Pipeline(tmp_path, redis_server, database_url, **recovery)
+    try:
+        doomed = pipeline.start_worker(concurrency=1)
+        pipeline.student()
+        in_hand = pipeline.submit(SLOW_SOLUTION)
+        wait_running(pipeline, in_hand)
+        behind = []
+        for _ in range(8):
+            pipeline.student()
+            behind.append(pipeline.submit(PAUSED_SOLUTION))
+        pipeline.start_worker(concurrency=2)  # the survivor
+        time.sleep(0.5)  # the doomed worker's run is well under way
+        killed_at = utcnow()
+        doomed.kill()  # SIGKILL to the worker, its pool and its sandboxes, at once
+        ids = [in_hand, *behind]
+        assert pipeline.wait_until(ids, "graded", timeout=60), pipeline.explain(ids)
+        with pipeline.store.session() as session:
+            rows = session.execute(
+                select(Submission.id, Submission.graded_at, Submission.gradings).where(
+                    Submission.id.in_(ids)
+                )
+            ).all()
+        after_s = {row.id: (row.graded_at - killed_at).total_seconds() for row in rows}
+        recovered_s = max(after_s.values())
+        counts = pipeline.counts(ids)
+        report(
+            counts.line(
+                f"a whole worker SIGKILLed mid-run: its run graded {after_s[in_hand]:.1f} s "
+                f"after, the last of {len(ids)} {recovered_s:.1f} s after"
+            )
+        )
+        assert (counts.submitted, counts.graded, counts.lost, counts.duplicated) == (
+            9, 9, 0, 0
+        )  # fmt: skip
+        assert {row.gradings for row in rows} == {1}
+        assert verdict(pipeline, in_hand)[:2] == ("passed", 1)
+        assert recovered_s <= 20, pipeline.explain(ids)
+    finally:
+        pipeline.stop()
