@@ -42,12 +42,16 @@ def compose_command() -> list[str]:
     raise RuntimeError("no compose command: run scripts/setup.sh (apt package docker-compose)")
 
 
+def compose_variables() -> set[str]:
+    """Return the names of the variables that the compose files read (`${NAME...}`)."""
+    files = [COMPOSE, *(REPO / "docker").glob("compose.*.yml")]
+    return {name for path in files for name in re.findall(r"\$\{(\w+)", path.read_text())}
+
+
 def clean_environment(**extra: str) -> dict[str, str]:
     """Return this process's environment without the variables the compose files read, so that
     only the env file given sets them (compose prefers the environment's)."""
-    read = {"BASE", "BUILD_NETWORK", "ENV_FILE"}
-    for path in [COMPOSE, *(REPO / "docker").glob("compose.*.yml")]:
-        read |= set(re.findall(r"\$\{(\w+)", path.read_text()))
+    read = compose_variables() | {"BASE", "BUILD_NETWORK", "ENV_FILE"}
     return {**{k: v for k, v in os.environ.items() if k not in read}, **extra}
 
 
@@ -59,6 +63,16 @@ def env_file(path: Path, **values: str) -> Path:
         assert count == 1, f"{name} is not in .env.example"
     path.write_text(text)
     return path
+
+
+def volumes(service: dict) -> list[str]:
+    """Return a service's mounts as SOURCE:TARGET strings (v1 prints strings, v2 mappings)."""
+    found = []
+    for volume in service.get("volumes", []):
+        if isinstance(volume, dict):
+            volume = f"{volume['source']}:{volume['target']}"
+        found.append(volume.removesuffix(":rw"))
+    return found
 
 
 @dataclass
@@ -168,12 +182,16 @@ def launch(stack: Stack, user: str, title: str = "What is attention?") -> Studen
     """Launch `user` (ali, berna or can) into the demo course's lesson called `title`."""
     browser = requests.Session()
     # the web app registers its demo LMS by dynamic registration once it serves
-    links = _poll(
+    links = poll(
         lambda: browser.get(stack.url + "/demo/admin/links", timeout=10).json(),
         bool,
         "the demo LMS's registration and its links",
     )
     (link,) = [entry["id"] for entry in links if entry["title"] == title]
+    # the course page shows the lesson and the user's launch of it
+    course = browser.get(stack.url + "/demo/", timeout=10)
+    assert course.status_code == 200 and title in course.text
+    assert f'href="/demo/launch/{link}?user=demo-{user}"' in course.text, course.text[:2000]
     initiation = browser.get(
         stack.url + "/demo/admin/launch", params={"link": link, "user": user}, timeout=10
     ).json()
@@ -197,10 +215,24 @@ def submit(stack: Stack, student: Student, source: str, api: requests.Session) -
         timeout=30,
     )
     assert submitted.status_code == 202, submitted.text
-    return int(submitted.json()["id"])
+    body = submitted.json()
+    assert body["url"] == f"/api/submissions/{body['id']}", body
+    return int(body["id"])
 
 
-def _poll(fetch, done, what: str, timeout: float = 90):
+def graded(stack: Stack, student: Student, submission: int, api: requests.Session) -> dict:
+    """Wait until the submission is graded; return it as the API shows it to its student."""
+    url = f"{stack.url}/api/submissions/{submission}"
+    return poll(
+        lambda: api.get(url, headers=student.headers, timeout=10).json(),
+        lambda found: found["status"] == "graded",
+        "the submission to be graded",
+    )
+
+
+def poll(fetch, done, what: str, timeout: float = 90):
+    """Call `fetch` until `done` holds for what it returns; return that, or fail after
+    `timeout` seconds naming `what`."""
     deadline = time.monotonic() + timeout
     while True:
         value = fetch()

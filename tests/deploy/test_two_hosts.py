@@ -13,7 +13,7 @@ import pytest
 import requests
 import yaml
 
-from tests.deploy.stacks import COMPOSE, TWO_HOSTS, Stack, launch, submit
+from tests.deploy.stacks import COMPOSE, TWO_HOSTS, Stack, launch, submit, volumes
 from tests.servers import free_port
 
 pytestmark = pytest.mark.docker
@@ -39,24 +39,15 @@ def test_the_two_hosts_file_puts_each_worker_on_a_network_of_its_own(tmp_path):
     for name in ("redis", "postgres", "web"):
         assert set(config[name]["networks"]) == {"default", "host-a", "host-b"}, name
     a, b = config["worker"], config["worker-b"]
-    assert "sandbox-locks-a:/run/codeblanks/slots" in _volumes(a)
-    assert "sandbox-locks-b:/run/codeblanks/slots" in _volumes(b)
+    assert "sandbox-locks-a:/run/codeblanks/slots" in volumes(a)
+    assert "sandbox-locks-b:/run/codeblanks/slots" in volumes(b)
     # host B is the same worker as host A: warm, no socket, the same few grants
     for key in ("entrypoint", "command", "cap_drop", "cap_add", "security_opt"):
         assert sorted(map(str, a[key])) == sorted(map(str, b[key])), key
     assert b["environment"]["CODEBLANKS_SANDBOX"] == "warm"
-    assert not any("docker.sock" in v for v in _volumes(a) + _volumes(b))
+    assert not any("docker.sock" in v for v in volumes(a) + volumes(b))
     assert config["lms-a"]["network_mode"] == "service:worker"
     assert config["lms-b"]["network_mode"] == "service:worker-b"
-
-
-def _volumes(service: dict) -> list[str]:
-    found = []
-    for volume in service.get("volumes", []):
-        if isinstance(volume, dict):
-            volume = f"{volume['source']}:{volume['target']}"
-        found.append(volume.removesuffix(":rw"))
-    return found
 
 
 @pytest.fixture(scope="module")
