@@ -28,7 +28,7 @@ from workers.syncing import sync_grade as post_grade
 _DB_RETRIES = 120  # about ten minutes of database outage
 # about a minute and a half: less than service.lti.roster.ASK_EVERY, so a teacher's next
 # visit asks again only once these are over
-_ROSTER_RETRIES = 16
+ROSTER_RETRIES = 16
 
 log = logging.getLogger(__name__)
 
@@ -114,11 +114,11 @@ def refresh_roster(self: Task, course_id: int) -> str:
             "roster of course %s not read (attempt %s of %s): %s",
             course_id,
             attempt,
-            _ROSTER_RETRIES + 1,
+            ROSTER_RETRIES + 1,
             exc,
             extra={"course_id": course_id},
         )
-        if self.request.retries >= _ROSTER_RETRIES:
+        if self.request.retries >= ROSTER_RETRIES:
             return "failed"  # a teacher's page asks again once the roster is stale
         raise self.retry(countdown=wait_s(self, backoff(attempt)), exc=exc) from exc
     return "no_roster" if synced is None else "read"

@@ -49,12 +49,16 @@ SEED = "expert/what-is-attention"
 
 def config(*overrides: Path, env_file: Path = EXAMPLE, check: bool = True):
     """Run `compose config` on the compose file and `overrides` with an env file (the example's
-    by default); return the finished process."""
+    by default); return the finished process.
+
+    Compose reads the worker's seccomp profile, which docker/build.sh makes: a test that needs
+    a valid configuration asks for the `images` fixture (a fresh clone has no profile yet).
+    """
     files = [COMPOSE, *overrides]
     return Stack("", "codeblanks-config", env_file, files).compose("config", check=check)
 
 
-def test_the_compose_file_validates_with_the_example_env():
+def test_the_compose_file_validates_with_the_example_env(images):
     settings = yaml.safe_load(config().stdout)
     assert set(settings["services"]) == SERVICES
     web, worker = settings["services"]["web"], settings["services"]["worker"]
@@ -78,7 +82,7 @@ def test_the_compose_file_validates_with_the_example_env():
     assert demo["services"]["web"]["command"][-2:] == ["--workers", "1"]
 
 
-def test_the_worker_grades_on_the_warm_pool_with_no_socket_and_few_grants():
+def test_the_worker_grades_on_the_warm_pool_with_no_socket_and_few_grants(images):
     worker = yaml.safe_load(config().stdout)["services"]["worker"]
     assert worker["environment"]["CODEBLANKS_SANDBOX"] == "warm"
     assert worker["command"] == ["codeblanks", "worker"]
@@ -99,7 +103,7 @@ def test_the_worker_grades_on_the_warm_pool_with_no_socket_and_few_grants():
     assert "runner" not in worker.get("depends_on", {})
 
 
-def test_the_docker_sandbox_override_brings_back_the_socket_and_the_runner():
+def test_the_docker_sandbox_override_brings_back_the_socket_and_the_runner(images):
     settings = yaml.safe_load(config(DOCKER_SANDBOX).stdout)
     assert set(settings["services"]) == SERVICES | {"runner"}
     worker = settings["services"]["worker"]

@@ -31,7 +31,7 @@ OVERRIDE = """services:
 """
 
 
-def test_the_two_hosts_file_puts_each_worker_on_a_network_of_its_own(tmp_path):
+def test_the_two_hosts_file_puts_each_worker_on_a_network_of_its_own(images, tmp_path):
     stack = Stack.make(tmp_path, "codeblanks-config", 8000, [COMPOSE, TWO_HOSTS])
     config = yaml.safe_load(stack.compose("config").stdout)["services"]
     assert list(config["worker"]["networks"]) == ["host-a"]
