@@ -250,7 +250,8 @@ def test_a_whole_worker_killed_with_work_queued_recovers_within_20_s(
     try:
         doomed = pipeline.start_worker(concurrency=1)
         pipeline.student()
-        in_hand = pipeline.submit(SLOW_SOLUTION)
+        # six cases of 1 s, run two at a time: about 3 s of grading, killed half way
+        in_hand = pipeline.submit("import time\ntime.sleep(1.0)\n" + SOLUTION)
         wait_running(pipeline, in_hand)
         behind = []
         for _ in range(8):
@@ -260,6 +261,7 @@ def test_a_whole_worker_killed_with_work_queued_recovers_within_20_s(
         time.sleep(0.5)  # the doomed worker's run is well under way
         killed_at = utcnow()
         doomed.kill()  # SIGKILL to the worker, its pool and its sandboxes, at once
+        taken_over_s = _claimed_again(pipeline, in_hand, killed_at, timeout=60)
         ids = [in_hand, *behind]
         assert pipeline.wait_until(ids, "graded", timeout=60), pipeline.explain(ids)
         with pipeline.store.session() as session:
@@ -273,8 +275,9 @@ def test_a_whole_worker_killed_with_work_queued_recovers_within_20_s(
         counts = pipeline.counts(ids)
         report(
             counts.line(
-                f"a whole worker SIGKILLed mid-run: its run graded {after_s[in_hand]:.1f} s "
-                f"after, the last of {len(ids)} {recovered_s:.1f} s after"
+                f"a whole worker SIGKILLed mid-run: its run taken over {taken_over_s:.1f} s "
+                f"after, graded {after_s[in_hand]:.1f} s after, the last of {len(ids)} "
+                f"{recovered_s:.1f} s after"
             )
         )
         assert (counts.submitted, counts.graded, counts.lost, counts.duplicated) == (
@@ -285,3 +288,15 @@ def test_a_whole_worker_killed_with_work_queued_recovers_within_20_s(
         assert recovered_s <= 20, pipeline.explain(ids)
     finally:
         pipeline.stop()
+
+
+def _claimed_again(pipeline, submission_id, since, timeout):
+    """Wait until another worker claims the submission; return the seconds since `since`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        with pipeline.store.session() as session:
+            claims = session.get(Submission, submission_id).claims
+        if claims >= 2:
+            return (utcnow() - since).total_seconds()
+        assert time.monotonic() < deadline, "no other worker took the submission over"
+        time.sleep(0.1)
