@@ -78,9 +78,10 @@ def sync_grade(
         found = grades.pending(session, placement_id, user_id)
         if found is None:
             return SyncResult(Synced.NOTHING_TO_DO)
-        if found.due_at is not None and found.due_at > now + _EARLY:
-            # a backoff longer than a wait in the broker may be (workers.tasks.wait_s) goes
-            # in hops: this one came early
+        if found.attempts and found.due_at is not None and found.due_at > now + _EARLY:
+            # a retry's backoff longer than a wait in the broker may be (workers.tasks.wait_s)
+            # goes in hops: this one came early. A change not yet tried is due at once, even
+            # if the clock that stamped it runs ahead of ours.
             return SyncResult(Synced.WAIT, retry_in_s=(found.due_at - now).total_seconds())
         ids, placement = found.sync_ids, found.placement
         if grades.awaits_review(session, placement_id, user_id):

@@ -136,6 +136,16 @@ def test_a_retry_back_before_its_due_time_waits_again_without_posting(store, cat
     assert run(store, catalog, poster, placed).outcome is Synced.SENT
 
 
+def test_a_change_not_yet_tried_is_due_even_from_a_clock_ahead_of_ours(store, catalog):
+    placed = answered(store)  # stamped due now by the web app's clock
+    poster = FakePoster()
+    behind = utcnow() - timedelta(seconds=2)  # this worker's clock, two seconds slow
+    sent = sync_grade(
+        store, catalog, poster, placed.user_id, placed.placement_id, 3, clock=lambda: behind
+    )
+    assert sent.outcome is Synced.SENT and len(poster.posts) == 1
+
+
 def test_a_failure_then_a_success(store, catalog):
     placed = answered(store)
     poster = FakePoster(failures=1)
