@@ -52,6 +52,8 @@ if [ ! -x .venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; th
   .venv/bin/pip install -q --disable-pip-version-check -e '.[dev]'
   echo "$want" > "$stamp"
 fi
+# the message catalogs: .po (committed) -> .mo (build output)
+bash scripts/i18n.sh compile
 # byte-compile our code: PYTHONDONTWRITEBYTECODE machines would otherwise compile on every start
 .venv/bin/python -m compileall -q core service workers >/dev/null
 

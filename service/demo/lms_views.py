@@ -207,8 +207,9 @@ def register_views(bp: Blueprint, platform: DemoPlatform) -> None:
     @bp.get("/admin/launch")
     def admin_launch() -> Response:
         args = request.args
+        locale = args.get("locale", "en")
         if "link" in args:
-            initiation = platform.launch(args.get("user", ""), args["link"])
+            initiation = platform.launch(args.get("user", ""), args["link"], locale)
         else:
-            initiation = platform.deep_link(args.get("user", ""), args.get("client_id", ""))
+            initiation = platform.deep_link(args.get("user", ""), args.get("client_id", ""), locale)
         return jsonify({"url": initiation.url, **asdict(initiation)})

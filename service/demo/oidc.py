@@ -60,8 +60,12 @@ def initiate(
     *,
     link_id: str | None = None,
     client_id: str | None = None,
+    locale: str = "en",
 ) -> LoginInitiation:
-    """Start a launch of a link (or, given a client id, a deep-linking request) as a user."""
+    """Start a launch of a link (or, given a client id, a deep-linking request) as a user.
+
+    `locale` is the user's LMS language, sent as `launch_presentation.locale`.
+    """
     user = USERS.get(user_sub)
     if user is None:
         raise DemoError(404, f"no user {user_sub!r} in the demo course")
@@ -76,7 +80,7 @@ def initiate(
     if link is None and not user.is_instructor:
         raise DemoError(403, "only an instructor can add content by deep linking")
     hint = secrets.token_urlsafe(16)
-    data = {"user": user.sub, "client_id": tool.client_id, "link_id": link_id}
+    data = {"user": user.sub, "client_id": tool.client_id, "link_id": link_id, "locale": locale}
     platform.store.grant("hint", hint, data, HINT_TTL_S)
 
     registration = (
@@ -148,6 +152,9 @@ def authorize(
 
     link = platform.store.link(hint["link_id"]) if hint["link_id"] else None
     launch = _assemble(platform, tool, USERS[hint["user"]], link, p, SigningRegistration(sign))
+    presentation = launch.lti_claim_launch_presentation or {}
+    for claim in presentation.values():  # Moodle and Canvas send the user's language
+        claim["locale"] = str(hint.get("locale") or "en")
     data = launch.lti_launch()
     return AutoPost(
         data["launch_url"], {"id_token": data["id_token"], "state": data["state"]}, signed

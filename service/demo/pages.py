@@ -30,6 +30,17 @@ def start(initiation: LoginInitiation) -> BaseResponse:
     return redirect(initiation.url)
 
 
+# The languages a user of the demo LMS may choose, as Moodle's user preference: every launch
+# sends the chosen one as `launch_presentation.locale`, as Moodle and Canvas do.
+LANGUAGES = {"en": "English", "tr": "Türkçe"}
+
+
+def language() -> str:
+    """Return the demo user's chosen language (`?lang=`), English when none or unknown."""
+    chosen = request.args.get("lang", "en")
+    return chosen if chosen in LANGUAGES else "en"
+
+
 def register_pages(bp: Blueprint, platform: DemoPlatform) -> None:
     """Add the browser pages to `bp`."""
 
@@ -42,6 +53,8 @@ def register_pages(bp: Blueprint, platform: DemoPlatform) -> None:
             "scaled": lms_ags.scaled,
             "given": lms_ags.given,
             "refusal": lms_ags.refusal,
+            "lang": language(),
+            "languages": LANGUAGES,
         }
 
     @bp.get("/")
@@ -84,13 +97,13 @@ def register_pages(bp: Blueprint, platform: DemoPlatform) -> None:
             "demo/frame.html",
             heading=link.title if link else link_id,
             note=f"Launched as {user.name}",
-            src=url_for(".launch_start", link_id=link_id, user=user.sub),
-            close_url=url_for(".course"),
+            src=url_for(".launch_start", link_id=link_id, user=user.sub, lang=language()),
+            close_url=url_for(".course", lang=language()),
         )
 
     @bp.get("/launch/<link_id>/start")
     def launch_start(link_id: str) -> BaseResponse:
-        return start(platform.launch(request.args.get("user", ""), link_id))
+        return start(platform.launch(request.args.get("user", ""), link_id, language()))
 
     @bp.get("/deep_link")
     def deep_link() -> str:
@@ -100,14 +113,16 @@ def register_pages(bp: Blueprint, platform: DemoPlatform) -> None:
             "demo/frame.html",
             heading=f"Add content from {platform.tool(client_id).name}",
             note=f"Deep linking as {user.name}",
-            src=url_for(".deep_link_start", client_id=client_id, user=user.sub),
-            close_url=url_for(".course"),
+            src=url_for(".deep_link_start", client_id=client_id, user=user.sub, lang=language()),
+            close_url=url_for(".course", lang=language()),
         )
 
     @bp.get("/deep_link/start")
     def deep_link_start() -> BaseResponse:
         args = request.args
-        return start(platform.deep_link(args.get("user", ""), args.get("client_id", "")))
+        return start(
+            platform.deep_link(args.get("user", ""), args.get("client_id", ""), language())
+        )
 
     @bp.post("/deep_link_return")
     def deep_link_return() -> str:
@@ -122,7 +137,7 @@ def register_pages(bp: Blueprint, platform: DemoPlatform) -> None:
             heading="Registering a tool",
             note="The tool's registration page; it closes itself when done.",
             src=target,
-            close_url=url_for(".course"),
+            close_url=url_for(".course", lang=language()),
         )
 
     @bp.post("/tools/<client_id>/activate")

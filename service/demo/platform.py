@@ -179,13 +179,13 @@ class DemoPlatform:
         return [i for i in self.lineitems() if i.resource_link_id == link.id]
 
     # launches
-    def launch(self, user: str, link_id: str) -> LoginInitiation:
+    def launch(self, user: str, link_id: str, locale: str = "en") -> LoginInitiation:
         """Start a resource-link launch as `user` (a sub, or a first name like 'ali')."""
-        return oidc.initiate(self, self.user_sub(user), link_id=link_id)
+        return oidc.initiate(self, self.user_sub(user), link_id=link_id, locale=locale)
 
-    def deep_link(self, user: str, client_id: str) -> LoginInitiation:
+    def deep_link(self, user: str, client_id: str, locale: str = "en") -> LoginInitiation:
         """Start a deep-linking request to a tool as `user` (an instructor)."""
-        return oidc.initiate(self, self.user_sub(user), client_id=client_id)
+        return oidc.initiate(self, self.user_sub(user), client_id=client_id, locale=locale)
 
     def authorize(
         self,

@@ -51,7 +51,7 @@ def register_extensions(app: Flask) -> None:
     from core.lessons import load_catalog
     from service.queue.broker import make_celery
     from service.store import Store, upgrade
-    from service.web import auth, headers, rendering
+    from service.web import auth, headers, i18n, rendering
     from service.web.lms import launch_pages
     from service.web.ops import request_ids
 
@@ -65,6 +65,7 @@ def register_extensions(app: Flask) -> None:
     auth.init_app(app)
     request_ids.init_app(app)
     headers.init_app(app)
+    i18n.init_app(app)
     rendering.init_app(app)
     launch_pages.init_app(app)
     if settings.demo:

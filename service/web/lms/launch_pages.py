@@ -18,6 +18,7 @@ from service.lti.validation import HardenedLaunch, Login, ValidLaunch
 from service.store.models import utcnow
 from service.web import csrf
 from service.web.auth import session_token, sign_in
+from service.web.i18n import remember_launch_locale
 
 
 def init_app(app: Flask) -> None:
@@ -62,6 +63,7 @@ def open(  # noqa: A001 - the launch opens
         teacher_course_ids=[opened.course_id] if opened.teacher else [],
         frame_urls=_lms_urls(valid),
     )
+    remember_launch_locale(_object(valid.claim("launch_presentation")).get("locale"))
     # the pickers' forms carry a CSRF token; it lives in the session, so make it first
     form_token = csrf.token()
     token = session_token()

@@ -16,10 +16,19 @@
   var token = root.dataset.token;
   var SAVE_AFTER_MS = 800;
   var POLL_MS = 1000;
+  // the page's words in its language (service/web/i18n.py JS_WORDS), keyed by their English
+  var WORDS = JSON.parse((document.getElementById("words") || {}).textContent || "{}");
+  var LANG = document.documentElement.lang || "en";
+  function t(english, fields) {
+    var text = WORDS[english] || english;
+    return text.replace(/\{(\w+)\}/g, function (whole, name) {
+      return fields && name in fields ? fields[name] : whole;
+    });
+  }
   var STATES = {
-    queued: "Waiting for a grader…",
-    running: "Running your code…",
-    graded: "Graded.",
+    queued: t("Waiting for a grader…"),
+    running: t("Running your code…"),
+    graded: t("Graded."),
   };
 
   function withToken(url) {
@@ -74,27 +83,30 @@
     var strong = document.createElement("strong");
     if (result.correct) {
       verdict.className = "ok";
-      strong.textContent = "Correct.";
+      strong.textContent = t("Correct.");
     } else if (result.earned > 0) {
       verdict.className = "partly";
-      strong.textContent = "Partly right.";
+      strong.textContent = t("Partly right.");
     } else {
       verdict.className = "bad";
-      strong.textContent = "Not right.";
+      strong.textContent = t("Not right.");
     }
-    var unit = result.possible === 1 ? "point" : "points";
-    verdict.append(strong, " You earned " + points(result.earned) + " of " +
-      points(result.possible) + " " + unit + ".");
+    var sentence = result.possible === 1
+      ? "You earned {earned} of {possible} point."
+      : "You earned {earned} of {possible} points.";
+    verdict.append(strong, " " + t(sentence, {
+      earned: points(result.earned), possible: points(result.possible),
+    }));
     var explanation = document.createElement("p");
     explanation.className = "explanation";
     var label = document.createElement("strong");
-    label.textContent = "Explanation:";
+    label.textContent = t("Explanation:");
     explanation.append(label, " " + result.explanation);
     box.append(verdict, explanation);
   }
 
   function points(value) {
-    return String(Math.round(value * 100) / 100);
+    return new Intl.NumberFormat(LANG, { maximumFractionDigits: 2 }).format(value);
   }
 
   document.querySelectorAll("form.answer-form").forEach(function (form) {
@@ -124,11 +136,11 @@
           box.focus();
           refresh();
         } else {
-          box.textContent = result.body.message || "The answer was not taken; try again.";
+          box.textContent = result.body.message || t("The answer was not taken; try again.");
           button.disabled = false;
         }
       } catch (error) {
-        box.textContent = "The answer could not be sent; check your connection and try again.";
+        box.textContent = t("The answer could not be sent; check your connection and try again.");
         button.disabled = false;
       }
     });
@@ -161,12 +173,12 @@
       var result = await call("PUT", root.dataset.draftUrl, { source: text });
       if (result.status === 204) {
         saved = text;
-        draftStatus.textContent = "Draft saved";
+        draftStatus.textContent = t("Draft saved");
       } else {
-        draftStatus.textContent = result.body.message || "Draft not saved";
+        draftStatus.textContent = result.body.message || t("Draft not saved");
       }
     } catch (error) {
-      draftStatus.textContent = "Draft not saved (offline?)";
+      draftStatus.textContent = t("Draft not saved (offline?)");
     }
   }
 
@@ -187,7 +199,7 @@
   if (reset && starter) {
     reset.hidden = false;
     reset.addEventListener("click", function () {
-      if (window.confirm("Replace your code with the starter code?")) {
+      if (window.confirm(t("Replace your code with the starter code?"))) {
         var text = starter.content.textContent;
         if (editor) {
           editor.setValue(text);
@@ -223,7 +235,9 @@
   async function graded() {
     var body = await refresh();
     var verdict = document.getElementById("verdict");
-    setStatus(verdict ? "Graded: " + verdict.querySelector("h3").textContent.trim() : "Graded.");
+    setStatus(verdict
+      ? t("Graded: {verdict}", { verdict: verdict.querySelector("h3").textContent.trim() })
+      : t("Graded."));
     submitButton.disabled = Boolean(body && body.closed);
     if (body && body.closed) {
       setStatus(runStatus.textContent + " " + body.closed);
@@ -246,11 +260,11 @@
           }
         } else if (result.status !== 503) {
           clearInterval(timer);
-          setStatus(result.body.message || "The submission could not be followed; reload.");
+          setStatus(result.body.message || t("The submission could not be followed; reload."));
           submitButton.disabled = false;
         }
       } catch (error) {
-        setStatus("Connection lost; still trying…");
+        setStatus(t("Connection lost; still trying…"));
       }
     }, POLL_MS);
   }
@@ -310,7 +324,7 @@
     event.preventDefault();
     var source = code();
     submitButton.disabled = true;
-    setStatus("Sending your code…");
+    setStatus(t("Sending your code…"));
     try {
       var result = await call("POST", root.dataset.submitUrl, { source: source });
       if (result.status === 202) {
@@ -318,11 +332,11 @@
         saveDraft();
         follow(result.body.url);
       } else {
-        setStatus(result.body.message || "Your code was not taken; try again.");
+        setStatus(result.body.message || t("Your code was not taken; try again."));
         submitButton.disabled = false;
       }
     } catch (error) {
-      setStatus("Your code could not be sent; check your connection and try again.");
+      setStatus(t("Your code could not be sent; check your connection and try again."));
       submitButton.disabled = false;
     }
   });

@@ -1,0 +1,159 @@
+"""The tool's own words in the user's language: English (the source) and Turkish.
+
+The language is the launch's: Moodle and Canvas send the user's LMS language as
+`launch_presentation.locale` ("tr", "tr-TR", "en_US"...), which sign-in keeps in the session.
+A page opened without one (the home page, an error before any launch) follows the browser's
+Accept-Language; English is the last word. Lesson text, names and program output stay as written:
+pages mark them `translate="no"`.
+
+The catalogs live in service/web/translations as .po files; their .mo files are compiled at
+set-up (scripts/setup.sh, the app image), never committed. A missing .mo leaves that language in
+English and says so in the log at start.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from flask import Flask, request, session
+from flask_babel import Babel, get_locale, gettext
+
+LANGUAGES = ("en", "tr")
+DEFAULT = "en"
+TRANSLATIONS = Path(__file__).parent / "translations"
+_LOCALE = "locale"  # the session key: the launch's language, as one of LANGUAGES
+_TAG = re.compile(r"^[A-Za-z]{2,8}(?:[-_][A-Za-z0-9]{1,8}){0,4}$")
+
+log = logging.getLogger(__name__)
+
+
+def init_app(app: Flask) -> None:
+    """Attach Flask-Babel: the catalogs, the locale per request, `lang` and the JS words."""
+    app.config.setdefault("BABEL_DEFAULT_LOCALE", DEFAULT)
+    app.config.setdefault("BABEL_DEFAULT_TIMEZONE", "UTC")
+    app.config.setdefault("BABEL_TRANSLATION_DIRECTORIES", str(TRANSLATIONS))
+    Babel(app, locale_selector=select_locale)
+    app.add_template_global(language, "language")
+    app.add_template_global(js_words, "js_words")
+    app.add_template_global(submission_state, "submission_state")
+    app.add_template_global(feedback_of, "feedback_of")
+    app.add_template_global(case_feedback_of, "case_feedback_of")
+    app.add_template_global(case_detail_of, "case_detail_of")
+    app.jinja_env.policies["ext.i18n.trimmed"] = True
+    for missing in missing_catalogs():
+        log.warning(
+            "the %s catalog is not compiled (%s): that language shows English; "
+            "run scripts/setup.sh or `pybabel compile -d %s`",
+            missing.parent.parent.name,
+            missing,
+            TRANSLATIONS,
+        )
+
+
+def missing_catalogs() -> list[Path]:
+    """Return the .mo files that are absent or older than their .po."""
+    stale = []
+    for po in sorted(TRANSLATIONS.glob("*/LC_MESSAGES/*.po")):
+        mo = po.with_suffix(".mo")
+        if not mo.exists() or mo.stat().st_mtime < po.stat().st_mtime:
+            stale.append(mo)
+    return stale
+
+
+def supported(tag: object) -> str | None:
+    """Return the language of a locale tag ("tr-TR", "tr_TR", "TR") if the tool speaks it."""
+    if not isinstance(tag, str) or not _TAG.match(tag):
+        return None
+    language = re.split(r"[-_]", tag, maxsplit=1)[0].lower()
+    return language if language in LANGUAGES else None
+
+
+def remember_launch_locale(tag: object) -> None:
+    """Keep a launch's locale for the session's pages; a language we lack is forgotten.
+
+    A launch in an unsupported language (German, say) drops any earlier launch's choice, so
+    the browser's language decides, as it would have with no locale at all.
+    """
+    language = supported(tag)
+    if language is None:
+        session.pop(_LOCALE, None)
+    else:
+        session[_LOCALE] = language
+
+
+def select_locale() -> str:
+    """Return this request's language: the launch's, else the browser's, else English."""
+    chosen = supported(session.get(_LOCALE))
+    if chosen:
+        return chosen
+    return request.accept_languages.best_match(LANGUAGES) or DEFAULT
+
+
+def language() -> str:
+    """Return the current language as an HTML `lang` value."""
+    return str(get_locale() or DEFAULT)
+
+
+def submission_state(status: object) -> str:
+    """Return a submission's state before its verdict, as words ("Queued…")."""
+    states = {"queued": gettext("Queued…"), "running": gettext("Running…")}
+    return states.get(str(status), str(status))
+
+
+def feedback_of(submission: Any) -> str:
+    """Return a graded submission's feedback in the page's language."""
+    return str(getattr(submission, "feedback", "") or "")
+
+
+def case_feedback_of(case: Mapping[str, Any]) -> str:
+    """Return a stored case's one-line verdict (its `feedback`) in the page's language."""
+    return str(case.get("feedback") or "")
+
+
+def case_detail_of(case: Mapping[str, Any]) -> str:
+    """Return a stored case's detail (what went wrong) in the page's language."""
+    return str(case.get("detail") or "")
+
+
+def js_words() -> dict[str, str]:
+    """Return the words the pages' scripts show, in the current language, keyed by English.
+
+    lesson.js and teacher.js look their words up here (`t("Draft saved")`); a test checks that
+    every `t("...")` in them is a key.
+    """
+    return {english: gettext(english) for english in JS_WORDS}
+
+
+def N_(message: str) -> str:  # noqa: N802  the extraction keyword for a word translated later
+    """Mark a string for the catalog without translating it here."""
+    return message
+
+
+# Every word the static scripts show; `{name}` fields are filled in by the script.
+JS_WORDS: tuple[str, ...] = (
+    N_("Waiting for a grader…"),
+    N_("Running your code…"),
+    N_("Graded."),
+    N_("Graded: {verdict}"),
+    N_("Correct."),
+    N_("Partly right."),
+    N_("Not right."),
+    N_("You earned {earned} of {possible} point."),
+    N_("You earned {earned} of {possible} points."),
+    N_("Explanation:"),
+    N_("The answer was not taken; try again."),
+    N_("The answer could not be sent; check your connection and try again."),
+    N_("Draft saved"),
+    N_("Draft not saved"),
+    N_("Draft not saved (offline?)"),
+    N_("Replace your code with the starter code?"),
+    N_("The submission could not be followed; reload."),
+    N_("Connection lost; still trying…"),
+    N_("Sending your code…"),
+    N_("Your code was not taken; try again."),
+    N_("Your code could not be sent; check your connection and try again."),
+)
