@@ -54,7 +54,7 @@ COPY lessons /app/lessons
 COPY docker/app-entrypoint.sh /app/docker/
 RUN /opt/codeblanks/bin/pip install -q --no-index --no-cache-dir --disable-pip-version-check \
       --no-deps --no-build-isolation -e /app \
- && /opt/codeblanks/bin/pybabel compile -q -d /app/service/web/translations -D messages \
+ && /opt/codeblanks/bin/pybabel compile -d /app/service/web/translations -D messages \
  && /opt/codeblanks/bin/python -m compileall -q /app/core /app/service /app/workers
 ENV PATH=/opt/codeblanks/bin:/usr/local/bin:/usr/bin:/bin \
     PYTHONUNBUFFERED=1 \

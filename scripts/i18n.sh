@@ -11,7 +11,7 @@ dir=service/web/translations
 pybabel=.venv/bin/pybabel
 case "${1:-}" in
   compile)
-    "$pybabel" compile -q -d "$dir" -D messages
+    "$pybabel" compile -d "$dir" -D messages
     ;;
   update)
     "$pybabel" extract -F "$dir/babel.cfg" -k _l -k lazy_gettext -k say -k N_ \

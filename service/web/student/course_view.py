@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
+
+from flask_babel import gettext as _
 
 from core.lesson_scores import LessonScore
 from core.lessons import Catalog
@@ -19,7 +22,7 @@ class Listed:
     placement_id: int
     title: str
     points: float
-    due: str
+    due: datetime | None
     opens: bool
     score: LessonScore | None
 
@@ -44,7 +47,7 @@ def student_listing(
         member = memberships.is_member(session, course_id, user.user_id)
         opened = any(user.may_open(p.id) for p in placements)
         if course is None or not (member or opened or user.teaches(course_id)):
-            raise Refused(403, "not_a_member", "Open this course from your LMS first.")
+            raise Refused(403, "not_a_member", _("Open this course from your LMS first."))
         listed = []
         for placement in placements:
             lesson = catalog.lesson(placement.lesson_id)
@@ -59,9 +62,11 @@ def student_listing(
                     placement_id=placement.id,
                     title=placement.title or (lesson.title if lesson else placement.lesson_id),
                     points=lesson.points if lesson else 0.0,
-                    due=f"{placement.due_at:%Y-%m-%d %H:%M} UTC" if placement.due_at else "",
+                    due=placement.due_at,
                     opens=opens,
                     score=score,
                 )
             )
-    return CourseListing(course_id, course.title or "Your course", listed, user.teaches(course_id))
+    return CourseListing(
+        course_id, course.title or _("Your course"), listed, user.teaches(course_id)
+    )

@@ -1,0 +1,106 @@
+"""A Turkish user in a real browser: the LMS's language, sent with the launch, is the tool's.
+
+The demo LMS sends `launch_presentation.locale` as Moodle and Canvas do; the browser itself
+asks for English (Accept-Language en-US), so only the launch can make the pages Turkish. The
+expected words are read from the compiled Turkish catalog, not written here twice.
+"""
+
+from __future__ import annotations
+
+import pytest
+from babel.support import Translations
+
+from service.web.i18n import TRANSLATIONS
+from tests.service.web.test_pages_browser import (
+    FAILING,
+    SOLUTION,
+    TIMEOUT_MS,
+    Watch,
+    active,
+    expect_text,
+    submit_code,
+)
+
+pytestmark = [pytest.mark.browser, pytest.mark.celery, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def tr():
+    found = Translations.load(str(TRANSLATIONS), ["tr"])
+    assert isinstance(found, Translations), "the Turkish catalog is not compiled"
+    return found
+
+
+def launch_in(browser, lms, who: str, language: str):
+    """Launch the demo course's lesson as `who`, the LMS set to `language`."""
+    context = browser.new_context(viewport={"width": 1100, "height": 900}, locale="en-US")
+    context.set_default_timeout(TIMEOUT_MS)
+    context.route("**/favicon.ico", lambda route: route.fulfill(status=204))
+    page = context.new_page()
+    watch = Watch(page)
+    page.goto(f"{lms.demo.url}/demo/?lang={language}")
+    page.get_by_role("link", name=f"Launch as {who}").first.click()
+    return page, page.frame_locator("iframe.tool"), watch
+
+
+def test_a_turkish_launch_gets_turkish_pages_and_verdicts(lms, chromium, tr, screenshots):
+    lms.link()
+    page, frame, watch = launch_in(chromium, lms, "Ali Student", "tr")
+    frame.get_by_role("heading", name="What is attention?", level=1).wait_for()  # as written
+    assert frame.locator("html").get_attribute("lang") == "tr"
+    expect_text(frame.locator("#score"), tr.gettext("Your score so far:"))
+    assert tr.gettext("Submit") != "Submit"
+    frame.get_by_role("button", name=tr.gettext("Submit")).wait_for()
+    toc = frame.get_by_role("navigation", name=tr.gettext("On this page"))
+    expect_text(toc, tr.gettext("Questions"))
+
+    # a question answered: the script's words and number come in Turkish too
+    question = frame.locator("#q-rnn-advantage")
+    question.get_by_label("It relates distant positions").check()  # the author's words
+    question.get_by_role("button", name=tr.gettext("Check answer")).click()
+    expect_text(question.locator("[data-feedback]"), tr.gettext("Correct."))
+    earned = tr.gettext("You earned {earned} of {possible} point.").format(earned=1, possible=1)
+    expect_text(question.locator("[data-feedback]"), earned)
+
+    # a wrong program: the verdict, its feedback and the live status, all Turkish
+    submit_code(page, frame, FAILING)
+    verdict = frame.locator("#verdict")
+    expect_text(verdict.locator("h3"), tr.gettext("Output differs"))
+    expect_text(
+        verdict, tr.gettext("Your program ran, but its output differs from the expected output.")
+    )
+    expect_text(verdict, tr.gettext("Expected"))
+    expect_text(frame.locator("#run-status"), tr.gettext("Graded: {verdict}").split("{")[0])
+    assert active(frame) == "verdict"  # focus moved to the verdict when it came
+    frame.locator("#exercise").screenshot(path=str(screenshots / "student-verdict-tr.png"))
+
+    submit_code(page, frame, SOLUTION)
+    expect_text(verdict.locator("h3"), tr.gettext("Passed"))
+    expect_text(verdict, tr.gettext("Your program's output matches the expected output."))
+    attempts = frame.locator("table.attempts tbody tr")
+    expect_text(attempts.first, "%100")  # Turkish writes the percent sign first
+    assert watch.errors == []
+
+    # the teacher, the same LMS language: the gradebook and its CSV speak Turkish
+    page, frame, watch = launch_in(chromium, lms, "Ada Teacher", "tr")
+    frame.get_by_role("heading", name=tr.gettext("Scores")).wait_for()
+    course = frame.get_by_role("link", name=tr.gettext("Course gradebook")).first
+    course.click()
+    frame.get_by_role("heading", name=tr.gettext("Gradebook"), level=1).wait_for()
+    expect_text(frame.locator("table.gradebook"), "Ali Student")
+    page.locator("iframe.tool").screenshot(path=str(screenshots / "teacher-gradebook-tr.png"))
+    assert watch.errors == []
+
+
+def test_an_english_launch_stays_english_in_a_turkish_browser(lms, chromium, tr):
+    lms.link()
+    context = chromium.new_context(locale="tr-TR")  # the browser asks for Turkish
+    context.set_default_timeout(TIMEOUT_MS)
+    context.route("**/favicon.ico", lambda route: route.fulfill(status=204))
+    page = context.new_page()
+    page.goto(f"{lms.demo.url}/demo/?lang=en")
+    page.get_by_role("link", name="Launch as Berna Student").first.click()
+    frame = page.frame_locator("iframe.tool")
+    frame.get_by_role("button", name="Submit").wait_for()
+    assert frame.locator("html").get_attribute("lang") == "en"
+    assert tr.gettext("Check answer") not in frame.locator("body").inner_text()
