@@ -15,10 +15,11 @@ from service.web import csrf
 from service.web.auth import session_token
 from service.web.extensions import catalog, store
 from service.web.student.actions import Refused
-from service.web.teacher import course_gradebook, lesson_report, placement_settings
+from service.web.teacher import course_gradebook, labels, lesson_report, placement_settings
 from service.web.teacher.access import course_teacher, placement_teacher
 
 bp = Blueprint("teacher", __name__, url_prefix="/teach")
+bp.add_app_template_global(labels.sync_label, "sync_label")
 
 
 @bp.get("/courses/<int:course_id>")

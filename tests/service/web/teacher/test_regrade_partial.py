@@ -70,7 +70,7 @@ class Teacher:
 def rows(page: str) -> dict[str, tuple[str, str, str]]:
     """Return the preview's table: student -> (before, after, change), as the page says them."""
     found = {}
-    for row in re.findall(r"<tr><th scope=\"row\">(.*?)</tr>", page, re.S):
+    for row in re.findall(r"<tr><th scope=\"row\"[^>]*>(.*?)</tr>", page, re.S):
         name, rest = row.split("</th>", 1)
         cells = [
             re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td>(.*?)</td>", rest, re.S)
