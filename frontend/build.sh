@@ -3,6 +3,10 @@
 # packages -> one minified IIFE that the Python package serves as a static file.
 #   frontend/build.sh            writes service/web/static/vendor/codemirror.{js,LICENSES.txt,sha256}
 #   frontend/build.sh OUT_DIR    writes the same three files into OUT_DIR instead
+# It also copies the accessibility audit script the browser tests inject (axe-core's
+# axe.min.js as the package ships it, its licenses and a sha256) to tests/a11y, or to
+# AXE_DIR with `frontend/build.sh OUT_DIR AXE_DIR`. That script is for tests only: the
+# app never serves it.
 # Needs node and npm, and the npm registry (npm ci). The output is byte-identical
 # from one clean build to the next: commit it, so nothing else needs npm.
 set -euo pipefail
@@ -10,6 +14,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 out=${1:-$here/../service/web/static/vendor}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
+axe=${2:-$here/../tests/a11y}
+mkdir -p "$axe"
+axe=$(cd "$axe" && pwd)
 cd "$here"
 
 # exactly what package-lock.json says
@@ -61,3 +68,25 @@ EOF
 
 (cd "$out" && sha256sum codemirror.js > codemirror.sha256)
 echo "build: $out/codemirror.js $(wc -c < "$out/codemirror.js") bytes, sha256 $(cut -d' ' -f1 "$out/codemirror.sha256")"
+
+# the audit script, untouched, with both license files axe-core ships (its own, MPL-2.0,
+# and the MIT/other licenses of what it bundles)
+cp node_modules/axe-core/axe.min.js "$axe/axe.min.js"
+rule=$(printf '=%.0s' {1..78})
+{
+  echo "axe.min.js is axe-core@$(node -p 'require("./node_modules/axe-core/package.json").version') (MPL-2.0), copied unchanged by frontend/build.sh."
+  echo
+  echo "$rule"
+  echo "axe-core LICENSE"
+  echo "$rule"
+  echo
+  sed 's/\r$//' node_modules/axe-core/LICENSE
+  echo
+  echo "$rule"
+  echo "axe-core LICENSE-3RD-PARTY.txt"
+  echo "$rule"
+  echo
+  sed 's/\r$//' node_modules/axe-core/LICENSE-3RD-PARTY.txt
+} > "$axe/axe.LICENSES.txt"
+(cd "$axe" && sha256sum axe.min.js > axe.sha256)
+echo "build: $axe/axe.min.js $(wc -c < "$axe/axe.min.js") bytes, sha256 $(cut -d' ' -f1 "$axe/axe.sha256")"

@@ -25,6 +25,9 @@ FRONTEND = REPO / "frontend"
 VENDOR = REPO / "service" / "web" / "static" / "vendor"
 BUNDLE = VENDOR / "codemirror.js"
 OUTPUTS = ("codemirror.js", "codemirror.LICENSES.txt", "codemirror.sha256")
+# the accessibility audit script the browser tests inject (never served by the app)
+A11Y = REPO / "tests" / "a11y"
+AXE_OUTPUTS = ("axe.min.js", "axe.LICENSES.txt", "axe.sha256")
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -79,6 +82,20 @@ def test_bundle_matches_its_checksum():
     recorded = (VENDOR / "codemirror.sha256").read_text().split()
     assert recorded[1:] == ["codemirror.js"]
     assert hashlib.sha256(BUNDLE.read_bytes()).hexdigest() == recorded[0]
+
+
+def test_audit_script_is_the_pinned_axe_core_and_matches_its_checksum():
+    recorded = (A11Y / "axe.sha256").read_text().split()
+    assert recorded[1:] == ["axe.min.js"]
+    script = (A11Y / "axe.min.js").read_bytes()
+    assert hashlib.sha256(script).hexdigest() == recorded[0]
+    pinned = json.loads((FRONTEND / "package.json").read_text())["devDependencies"]["axe-core"]
+    assert script.startswith(f"/*! axe v{pinned}\n".encode())
+    licenses = (A11Y / "axe.LICENSES.txt").read_text()
+    assert f"axe-core@{pinned} (MPL-2.0)" in licenses
+    assert "Mozilla Public License, version 2.0" in licenses
+    # test-only: nothing under the app's static files is axe
+    assert not [p for p in (REPO / "service").rglob("axe*.js")]
 
 
 def test_bundle_is_one_minified_iife_exposing_the_mount_api():
@@ -137,9 +154,9 @@ def test_a_clean_build_reproduces_the_committed_bundle(tmp_path):
     )
     work = tmp_path / "frontend"
     shutil.copytree(FRONTEND, work, ignore=shutil.ignore_patterns("node_modules"))
-    out = tmp_path / "out"
+    out, axe = tmp_path / "out", tmp_path / "a11y"
     build = subprocess.run(
-        ["bash", str(work / "build.sh"), str(out)],
+        ["bash", str(work / "build.sh"), str(out), str(axe)],
         capture_output=True,
         text=True,
         timeout=600,
@@ -148,6 +165,10 @@ def test_a_clean_build_reproduces_the_committed_bundle(tmp_path):
     for name in OUTPUTS:
         assert (out / name).read_bytes() == (VENDOR / name).read_bytes(), (
             f"{name} differs from a clean build: run frontend/build.sh and commit its output"
+        )
+    for name in AXE_OUTPUTS:
+        assert (axe / name).read_bytes() == (A11Y / name).read_bytes(), (
+            f"tests/a11y/{name} differs from a clean build: run frontend/build.sh and commit it"
         )
 
 

@@ -93,15 +93,18 @@ class Watch:
         ]  # fmt: skip
 
 
-def launch(browser, lms, who: str):
-    """Open the demo course page and launch the lesson as `who`; return page, frame, watch."""
+def launch(browser, lms, who: str, lang: str = "en"):
+    """Open the demo course page and launch the lesson as `who`; return page, frame, watch.
+
+    `lang` is the demo user's language, which the launch sends as launch_presentation.locale.
+    """
     context = browser.new_context(viewport={"width": 1100, "height": 900})
     context.set_default_timeout(TIMEOUT_MS)
     # the demo LMS's pages name no icon, so Chromium asks for /favicon.ico (the tool's do)
     context.route("**/favicon.ico", lambda route: route.fulfill(status=204))
     page = context.new_page()
     watch = Watch(page)
-    page.goto(lms.demo.url + "/demo/")
+    page.goto(f"{lms.demo.url}/demo/?lang={lang}")
     page.get_by_role("link", name=f"Launch as {who}").first.click()
     frame = page.frame_locator("iframe.tool")
     return page, frame, watch
