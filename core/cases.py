@@ -17,7 +17,8 @@ from core import lesson_fields as fields
 from core import values
 from core.compare import CompareMode, LineDiff, Tolerance, compare
 from core.errors import LessonError
-from core.runs import Limits, RunOutcome, RunRequest, RunResult, RunStatus, student_message
+from core.messages import Message, Text, join, say, to_json, verbatim
+from core.runs import Limits, RunOutcome, RunRequest, RunResult, RunStatus, student_text
 
 HARNESS = "__codeblanks_case__.py"
 HARNESS_CONFIG = "__codeblanks_case__.json"
@@ -100,6 +101,7 @@ class CaseVerdict:
     exit_code: int | None
     duration_ms: int
     diff: LineDiff | None = None
+    message: Text | None = None  # `feedback`, to be translated (None: English only)
 
     @property
     def passed(self) -> bool:
@@ -112,6 +114,16 @@ class CaseVerdict:
             return f"Hidden case '{self.name}' {_verdict_word(self.status)}."
         return f"Case '{self.name}' {_verdict_word(self.status)}. {self.feedback}".rstrip()
 
+    def summary_message(self) -> Text | None:
+        """Return summary() to be translated; None when the feedback has no message."""
+        verdict = _verdict_word_message(self.status)
+        if self.hidden:
+            return say("Hidden case '{name}' {verdict}.", name=self.name, verdict=verdict)
+        head = say("Case '{name}' {verdict}.", name=self.name, verdict=verdict)
+        if not self.feedback:
+            return head
+        return None if self.message is None else join(head, self.message)
+
     def as_json(self) -> dict[str, object]:
         """Return the case as stored and as the CLI prints it (`feedback` is the summary)."""
         return {
@@ -123,10 +135,17 @@ class CaseVerdict:
         }
 
     def record(self) -> dict[str, object]:
-        """Return everything about the case, for the store (shown per the reveal policy)."""
+        """Return everything about the case, for the store (shown per the reveal policy).
+
+        `feedback_message` and `detail_message` are `feedback` and `detail` to be translated
+        (core.messages.to_json), None when there is none.
+        """
+        summary = self.summary_message()
         return {
             **self.as_json(),
+            "feedback_message": None if summary is None else to_json(summary),
             "detail": self.feedback,
+            "detail_message": None if self.message is None else to_json(self.message),
             "input": self.input,
             "expected": self.expected,
             "got": self.got,
@@ -140,7 +159,7 @@ class CaseVerdict:
         }
 
 
-_PUBLIC = ("name", "status", "weight", "hidden", "feedback")
+_PUBLIC = ("name", "status", "weight", "hidden", "feedback", "feedback_message")
 
 
 def shown_to_student(record: Mapping[str, Any], revealed: bool) -> dict[str, Any]:
@@ -154,19 +173,24 @@ def shown_to_student(record: Mapping[str, Any], revealed: bool) -> dict[str, Any
     return dict(record)
 
 
-def judge_case(case: Case, result: RunResult, limits: Limits) -> CaseVerdict:
-    """Turn one case's run into its verdict; the comparison happens here, outside the sandbox."""
+def judge_case(
+    case: Case, result: RunResult, limits: Limits, refusal: Message | None = None
+) -> CaseVerdict:
+    """Turn one case's run into its verdict; the comparison happens here, outside the sandbox.
+
+    `refusal` is a rejected run's reason to be translated (else its `reason` is shown as is).
+    """
     stdout, stderr = _text(result.stdout), _text(result.stderr)
 
     def verdict(
-        status: RunStatus, feedback: str, got: str = "", diff: LineDiff | None = None
+        status: RunStatus, feedback: Message | None, got: str = "", diff: LineDiff | None = None
     ) -> CaseVerdict:
         return CaseVerdict(
             name=case.name,
             status=status,
             weight=case.weight,
             hidden=case.hidden,
-            feedback=feedback,
+            feedback="" if feedback is None else str(feedback),
             input=case.describe_input(),
             expected=case.describe_expected(),
             got=got if case.is_value else stdout,
@@ -175,52 +199,64 @@ def judge_case(case: Case, result: RunResult, limits: Limits) -> CaseVerdict:
             exit_code=result.exit_code,
             duration_ms=result.duration_ms,
             diff=diff,
+            message=feedback,
         )
 
     if result.outcome is not RunOutcome.EXITED:
         status = RunStatus(result.outcome.value)
-        return verdict(status, student_message(status, limits, result.reason))
+        reason = refusal if refusal is not None else result.reason
+        return verdict(status, student_text(status, limits, reason))
     if result.exit_code != 0:
-        return verdict(RunStatus.ERROR, crash_detail(result))
+        return verdict(RunStatus.ERROR, crash_message(result))
     if not case.is_value:
         comparison = compare(case.output, stdout, case.compare, case.tolerance)
         if comparison.matches:
-            return verdict(RunStatus.PASSED, "")
-        return verdict(RunStatus.FAILED, comparison.explain(), diff=comparison.diff)
+            return verdict(RunStatus.PASSED, None)
+        return verdict(RunStatus.FAILED, comparison.explanation(), diff=comparison.diff)
     if not result.stdout:
-        return verdict(RunStatus.ERROR, "No value came back: did the program exit early?")
+        return verdict(RunStatus.ERROR, say("No value came back: did the program exit early?"))
     try:
         got = values.decode(result.stdout)
     except values.ValueRefused as refused:
-        return verdict(RunStatus.ERROR, f"Its value could not be read: {refused}.")
+        return verdict(
+            RunStatus.ERROR, say("Its value could not be read: {reason}.", reason=refused.text)
+        )
     shown = values.show(got)
     if isinstance(got, values.Unsupported):
         return verdict(
             RunStatus.FAILED,
-            f"The expression gave {got.what}, which is not a value that can be checked.",
+            say(
+                "The expression gave {what}, which is not a value that can be checked.",
+                what=got.what,
+            ),
             shown,
         )
     held = values.compare_values(case.expected, got, case.compare, case.tolerance)
     if held.matches:
-        return verdict(RunStatus.PASSED, "", shown)
-    return verdict(RunStatus.FAILED, held.detail, shown)
+        return verdict(RunStatus.PASSED, None, shown)
+    return verdict(RunStatus.FAILED, held.message or verbatim(held.detail), shown)
 
 
 def crash_detail(result: RunResult) -> str:
     """Say how a program that exited with an error ended: its signal or its last error line."""
+    return str(crash_message(result))
+
+
+def crash_message(result: RunResult) -> Message:
+    """Return crash_detail(), to be translated."""
     import signal as signals
 
     if result.signal is not None:
         try:
             name = signals.Signals(result.signal).name
         except ValueError:
-            name = f"signal {result.signal}"
-        return f"It was killed by {name}."
+            return say("It was killed by signal {signal}.", signal=result.signal)
+        return say("It was killed by {name}.", name=name)
     stderr = _text(result.stderr)
     last = next((line for line in reversed(stderr.splitlines()) if line.strip()), "")
     if last:
-        return f"Last error line: {last.strip()[:300]}"
-    return f"It exited with status {result.exit_code}."
+        return say("Last error line: {line}", line=last.strip()[:300])
+    return say("It exited with status {status}.", status=str(result.exit_code))
 
 
 def load_cases(
@@ -377,15 +413,23 @@ def _output(path: Path, item: dict[str, Any], at: str) -> str:
 
 
 def _verdict_word(status: RunStatus) -> str:
-    return {
-        RunStatus.PASSED: "passed",
-        RunStatus.FAILED: "failed",
-        RunStatus.ERROR: "stopped with an error",
-        RunStatus.TIMEOUT: "ran out of time",
-        RunStatus.MEMORY_LIMIT: "used too much memory",
-        RunStatus.OUTPUT_LIMIT: "printed too much",
-        RunStatus.REJECTED: "was not run",
-    }[status]
+    return str(_verdict_word_message(status))
+
+
+def _verdict_word_message(status: RunStatus) -> Message:
+    if status is RunStatus.PASSED:
+        return say("passed")
+    if status is RunStatus.FAILED:
+        return say("failed")
+    if status is RunStatus.ERROR:
+        return say("stopped with an error")
+    if status is RunStatus.TIMEOUT:
+        return say("ran out of time")
+    if status is RunStatus.MEMORY_LIMIT:
+        return say("used too much memory")
+    if status is RunStatus.OUTPUT_LIMIT:
+        return say("printed too much")
+    return say("was not run")
 
 
 def _text(raw: bytes) -> str:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import enum
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from core.messages import Message, say, verbatim
 
 _TOKEN = re.compile(
     r"(?P<word>[^\W\d]\w*)"
@@ -45,7 +47,8 @@ class LineDiff:
     line: int
     expected: str | None
     got: str | None
-    detail: str
+    detail: str  # in English; `message` is the same sentence to be translated
+    message: Message | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -57,9 +60,13 @@ class Comparison:
 
     def explain(self) -> str:
         """Return a sentence for the student about the first difference."""
-        if self.diff is None:
-            return "The output matches."
-        return self.diff.detail
+        return str(self.explanation())
+
+    def explanation(self) -> Message:
+        """Return the sentence about the first difference, to be translated."""
+        if self.diff is None or self.diff.message is None:
+            return say("The output matches.") if self.diff is None else verbatim(self.diff.detail)
+        return self.diff.message
 
 
 def normalise(text: str) -> list[str]:
@@ -87,38 +94,76 @@ def compare(
         if index >= len(want):
             return _extra(line, have[index], len(want))
         if mode is CompareMode.EXACT:
-            problem = None if want[index] == have[index] else ""
+            differs, hint = want[index] != have[index], None
         else:
-            problem = _numeric_problem(want[index], have[index], tol)
-        if problem is not None:
-            shown = f"expected {_show(want[index])}, got {_show(have[index])}"
-            detail = f"Line {line} differs: {shown}."
-            if problem:
-                detail += f" {problem}"
-            return Comparison(False, LineDiff(line, want[index], have[index], detail))
+            differs, hint = _numeric_problem(want[index], have[index], tol)
+        if differs:
+            expected, got = _show(want[index]), _show(have[index])
+            if hint is None:
+                message = say(
+                    "Line {line} differs: expected {expected}, got {got}.",
+                    line=line,
+                    expected=expected,
+                    got=got,
+                )
+            else:
+                message = say(
+                    "Line {line} differs: expected {expected}, got {got}. {hint}",
+                    line=line,
+                    expected=expected,
+                    got=got,
+                    hint=hint,
+                )
+            return Comparison(False, _diff(line, want[index], have[index], message))
     return Comparison(True)
 
 
+def _diff(line: int, expected: str | None, got: str | None, message: Message) -> LineDiff:
+    return LineDiff(line, expected, got, str(message), message)
+
+
 def _missing(line: int, expected: str, count: int) -> Comparison:
-    lines = "line" if count == 1 else "lines"
-    detail = (
-        f"Line {line} is missing: expected {_show(expected)}, "
-        f"but your output has only {count} {lines}."
-    )
-    return Comparison(False, LineDiff(line, expected, None, detail))
+    shown = _show(expected)
+    if count == 1:
+        message = say(
+            "Line {line} is missing: expected {expected}, but your output has only {count} line.",
+            line=line,
+            expected=shown,
+            count=count,
+        )
+    else:
+        message = say(
+            "Line {line} is missing: expected {expected}, but your output has only {count} lines.",
+            line=line,
+            expected=shown,
+            count=count,
+        )
+    return Comparison(False, _diff(line, expected, None, message))
 
 
 def _extra(line: int, got: str, count: int) -> Comparison:
-    lines = "line" if count == 1 else "lines"
-    detail = (
-        f"Line {line} is extra: the expected output has only {count} {lines}, "
-        f"but you printed {_show(got)}."
-    )
-    return Comparison(False, LineDiff(line, None, got, detail))
+    shown = _show(got)
+    if count == 1:
+        message = say(
+            "Line {line} is extra: the expected output has only {count} line, "
+            "but you printed {got}.",
+            line=line,
+            count=count,
+            got=shown,
+        )
+    else:
+        message = say(
+            "Line {line} is extra: the expected output has only {count} lines, "
+            "but you printed {got}.",
+            line=line,
+            count=count,
+            got=shown,
+        )
+    return Comparison(False, _diff(line, None, got, message))
 
 
-def _numeric_problem(want: str, have: str, tol: Tolerance) -> str | None:
-    """Return None when the lines agree, else a (possibly empty) hint about where."""
+def _numeric_problem(want: str, have: str, tol: Tolerance) -> tuple[bool, Message | None]:
+    """Return whether the lines differ, and a hint about where when there is one."""
     want_tokens, have_tokens = _tokens(want), _tokens(have)
     position = 0
     for (want_kind, want_text), (have_kind, have_text) in zip(
@@ -127,17 +172,25 @@ def _numeric_problem(want: str, have: str, tol: Tolerance) -> str | None:
         if want_kind == "number":
             position += 1
             if have_kind != "number":
-                return f"Value {position} should be a number, not {_show(have_text)}."
+                hint = say(
+                    "Value {position} should be a number, not {got}.",
+                    position=position,
+                    got=_show(have_text),
+                )
+                return True, hint
             if not tol.accepts(float(have_text), float(want_text)):
-                return (
-                    f"Value {position} is {have_text}, expected {want_text} "
-                    f"(within {tol.abs:g} + {tol.rel:g} x |expected|)."
+                return True, say(
+                    "Value {position} is {got}, expected {expected} "
+                    "(within {abs} + {rel} x |expected|).",
+                    position=position,
+                    got=have_text,
+                    expected=want_text,
+                    abs=float(tol.abs),
+                    rel=float(tol.rel),
                 )
         elif want_text != have_text:
-            return ""
-    if len(want_tokens) != len(have_tokens):
-        return ""
-    return None
+            return True, None
+    return len(want_tokens) != len(have_tokens), None
 
 
 def _tokens(line: str) -> list[tuple[str, str]]:

@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from core.messages import Arg, Message, say
+
 
 class RunStatus(enum.StrEnum):
     """How a run ended, from the grader's point of view."""
@@ -19,16 +21,6 @@ class RunStatus(enum.StrEnum):
     OUTPUT_LIMIT = "output_limit"
     REJECTED = "rejected"
 
-
-STUDENT_MESSAGES: Mapping[RunStatus, str] = {
-    RunStatus.PASSED: "Your program's output matches the expected output.",
-    RunStatus.FAILED: "Your program ran, but its output differs from the expected output.",
-    RunStatus.ERROR: "Your program stopped with an error. Read the error output below.",
-    RunStatus.TIMEOUT: "Your program ran out of time ({time_s:g} s). Look for an endless loop.",
-    RunStatus.MEMORY_LIMIT: "Your program used more memory than allowed ({memory_mb} MB).",
-    RunStatus.OUTPUT_LIMIT: "Your program printed more than allowed ({output_kb} KB).",
-    RunStatus.REJECTED: "Your submission was not run. {reason}",
-}
 
 MAX_SOURCE_BYTES = 64 * 1024
 
@@ -114,6 +106,31 @@ class Sandbox(Protocol):
         ...
 
 
-def student_message(status: RunStatus, limits: Limits, reason: str = "") -> str:
+def student_message(status: RunStatus, limits: Limits, reason: Arg = "") -> str:
     """Return the student-facing sentence for a run status."""
-    return STUDENT_MESSAGES[status].format(reason=reason, **limits.describe())
+    return str(student_text(status, limits, reason))
+
+
+def student_text(status: RunStatus, limits: Limits, reason: Arg = "") -> Message:
+    """Return the student-facing sentence for a run status, to be translated."""
+    if status is RunStatus.PASSED:
+        return say("Your program's output matches the expected output.")
+    if status is RunStatus.FAILED:
+        return say("Your program ran, but its output differs from the expected output.")
+    if status is RunStatus.ERROR:
+        return say("Your program stopped with an error. Read the error output below.")
+    if status is RunStatus.TIMEOUT:
+        return say(
+            "Your program ran out of time ({time_s} s). Look for an endless loop.",
+            time_s=float(limits.time_s),
+        )
+    if status is RunStatus.MEMORY_LIMIT:
+        return say(
+            "Your program used more memory than allowed ({memory_mb} MB).",
+            memory_mb=limits.memory_mb,
+        )
+    if status is RunStatus.OUTPUT_LIMIT:
+        return say(
+            "Your program printed more than allowed ({output_kb} KB).", output_kb=limits.output_kb
+        )
+    return say("Your submission was not run. {reason}", reason=reason)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 
+from core.messages import Message, say
 from core.runs import MAX_SOURCE_BYTES
 
 
@@ -20,18 +21,24 @@ class Fault(enum.StrEnum):
 
 
 class SourceRefused(ValueError):
-    """A source that is not run: its fault, and one sentence that says why."""
+    """A source that is not run: its fault, and one sentence that says why.
 
-    def __init__(self, fault: Fault, message: str) -> None:
+    `message` is the sentence in English; `text` the same to be translated (core.messages).
+    """
+
+    def __init__(self, fault: Fault, text: Message) -> None:
+        message = str(text)
         super().__init__(message)
         self.fault = fault
         self.message = message
+        self.text = text
 
 
 def too_large(size: int) -> SourceRefused:
     """Return the refusal of a source of `size` bytes, over the limit."""
     limit = MAX_SOURCE_BYTES // 1024
-    return SourceRefused(Fault.TOO_LARGE, f"The code is larger than {limit} KiB ({size} bytes).")
+    text = say("The code is larger than {limit} KiB ({size} bytes).", limit=limit, size=size)
+    return SourceRefused(Fault.TOO_LARGE, text)
 
 
 def check_text(text: str) -> str:
@@ -39,7 +46,7 @@ def check_text(text: str) -> str:
     try:
         raw = text.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate, from JSON's \ud800 escapes
-        raise SourceRefused(Fault.NOT_UTF8, "The code is not valid UTF-8 text.") from None
+        raise SourceRefused(Fault.NOT_UTF8, say("The code is not valid UTF-8 text.")) from None
     return check_source(raw)
 
 
@@ -50,8 +57,11 @@ def check_source(raw: bytes) -> str:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        message = f"The code is not UTF-8 text (invalid byte at position {exc.start})."
-        raise SourceRefused(Fault.NOT_UTF8, message) from None
+        refusal = say(
+            "The code is not UTF-8 text (invalid byte at position {position}).",
+            position=exc.start,
+        )
+        raise SourceRefused(Fault.NOT_UTF8, refusal) from None
     if "\x00" in text:
-        raise SourceRefused(Fault.NUL_CHARACTER, "The code contains a NUL character.")
+        raise SourceRefused(Fault.NUL_CHARACTER, say("The code contains a NUL character."))
     return text

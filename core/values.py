@@ -13,10 +13,11 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from core.compare import CompareMode, Tolerance
+from core.messages import Message, say
 
 _SHOWN = 300
 _MAX_DEPTH = 64
@@ -40,7 +41,14 @@ class Unsupported:
 
 
 class ValueRefused(Exception):
-    """The program's value channel held something that is not a value we can read."""
+    """The program's value channel held something that is not a value we can read.
+
+    Its str() is the reason in English; `text` the same to be translated.
+    """
+
+    def __init__(self, text: Message) -> None:
+        super().__init__(str(text))
+        self.text = text
 
 
 @dataclass(frozen=True)
@@ -48,7 +56,8 @@ class ValueComparison:
     """Whether a value matches the expected one, and if not, a sentence on the first difference."""
 
     matches: bool
-    detail: str = ""
+    detail: str = ""  # in English; `message` is the same sentence to be translated
+    message: Message | None = field(default=None, compare=False)
 
 
 def decode(raw: bytes) -> Any:
@@ -56,15 +65,16 @@ def decode(raw: bytes) -> Any:
     try:
         data = json.loads(raw.decode("utf-8"))
     except RecursionError:
-        raise ValueRefused("the value is nested too deeply to be read") from None
+        raise ValueRefused(say("the value is nested too deeply to be read")) from None
     except (UnicodeDecodeError, ValueError) as exc:
-        raise ValueRefused(f"the value channel did not hold JSON ({exc})") from None
+        refused = say("the value channel did not hold JSON ({problem})", problem=str(exc))
+        raise ValueRefused(refused) from None
     return _untag(data, 0)
 
 
 def _untag(data: Any, depth: int) -> Any:
     if depth > _MAX_DEPTH:
-        raise ValueRefused(f"the value is nested deeper than {_MAX_DEPTH} levels")
+        raise ValueRefused(say("the value is nested deeper than {depth} levels", depth=_MAX_DEPTH))
     if data is None or isinstance(data, bool | int | str):
         return data
     if isinstance(data, float):
@@ -72,7 +82,7 @@ def _untag(data: Any, depth: int) -> Any:
     if isinstance(data, list):
         return [_untag(item, depth + 1) for item in data]
     if not isinstance(data, dict) or len(data) != 1:
-        raise ValueRefused("the value channel held an object that is not a tagged value")
+        raise ValueRefused(say("the value channel held an object that is not a tagged value"))
     ((tag, body),) = data.items()
     if tag == "$tuple" and isinstance(body, list):
         return tuple(_untag(item, depth + 1) for item in body)
@@ -85,17 +95,17 @@ def _untag(data: Any, depth: int) -> Any:
     if tag == "$scalar" and isinstance(body, dict) and isinstance(body.get("dtype"), str):
         value = _untag(body.get("value"), depth + 1)
         if value is not None and not isinstance(value, bool | int | float | str):
-            raise ValueRefused("a numpy scalar came back holding more than one value")
+            raise ValueRefused(say("a numpy scalar came back holding more than one value"))
         return value
     if tag == "$ndarray" and isinstance(body, dict):
         shape = body.get("shape")
         if not isinstance(shape, list) or not all(type(n) is int and n >= 0 for n in shape):
-            raise ValueRefused("an array came back without a valid shape")
+            raise ValueRefused(say("an array came back without a valid shape"))
         items = _untag(body.get("data"), depth + 1)
         if not _fits(items, tuple(shape)):
-            raise ValueRefused("an array came back whose items do not fit its shape")
+            raise ValueRefused(say("an array came back whose items do not fit its shape"))
         return Array(str(body.get("dtype"))[:40], tuple(shape), items)
-    raise ValueRefused(f"the value channel held an unknown tag {str(tag)[:40]!r}")
+    raise ValueRefused(say("the value channel held an unknown tag {tag}", tag=repr(str(tag)[:40])))
 
 
 def _fits(items: Any, shape: tuple[int, ...]) -> bool:
@@ -134,76 +144,113 @@ def compare_values(
     expected: Any, got: Any, mode: CompareMode, tolerance: Tolerance
 ) -> ValueComparison:
     """Hold a decoded value against the expected one; say where they first part ways."""
-    problem = _difference(expected, got, mode, tolerance, "")
-    return ValueComparison(True) if problem is None else ValueComparison(False, problem)
+    found = _first_difference(expected, got, mode, tolerance, "")
+    if found is None:
+        return ValueComparison(True)
+    at, problem = found
+    if at:
+        problem = say("At {at}: {problem}", at=at, problem=problem)
+    return ValueComparison(False, str(problem), problem)
 
 
-def _difference(
+def _first_difference(
     expected: Any, got: Any, mode: CompareMode, tolerance: Tolerance, at: str
-) -> str | None:
-    where = f"At {at}: " if at else ""
+) -> tuple[str, Message] | None:
+    """Return where the values first part ways and what differs there (no 'At ...' yet)."""
     if isinstance(got, Unsupported):
-        return f"{where}your expression gave {got.what}, which is not a value that can be checked."
+        return at, say(
+            "your expression gave {what}, which is not a value that can be checked.",
+            what=got.what,
+        )
     if isinstance(got, Array):
         if isinstance(expected, list) and not _fits(expected, got.shape):
             shape = "x".join(map(str, got.shape)) or "scalar"
-            return f"{where}expected {show(expected)}, got an array of shape {shape}."
+            return at, say(
+                "expected {expected}, got an array of shape {shape}.",
+                expected=show(expected),
+                shape=shape,
+            )
         got = got.items
     if expected is None or isinstance(expected, bool) or isinstance(expected, str):
         if type(got) is type(expected) and got == expected:
             return None
-        return f"{where}expected {show(expected)}, got {show(got)}."
+        return at, _expected_got(expected, got)
     if isinstance(expected, int | float):
-        return _number_difference(expected, got, mode, tolerance, where)
+        problem = _number_difference(expected, got, mode, tolerance)
+        return None if problem is None else (at, problem)
     if isinstance(expected, list):
         if not isinstance(got, list | tuple):
-            return f"{where}expected a list like {show(expected)}, got {show(got)}."
+            return at, say(
+                "expected a list like {expected}, got {got}.",
+                expected=show(expected),
+                got=show(got),
+            )
         if len(got) != len(expected):
-            return f"{where}expected {len(expected)} items, got {len(got)}: {show(got)}."
+            return at, say(
+                "expected {count} items, got {got_count}: {got}.",
+                count=len(expected),
+                got_count=len(got),
+                got=show(got),
+            )
         for index, (want, have) in enumerate(zip(expected, got, strict=True)):
-            problem = _difference(want, have, mode, tolerance, f"{at}[{index}]")
-            if problem is not None:
-                return problem
+            found = _first_difference(want, have, mode, tolerance, f"{at}[{index}]")
+            if found is not None:
+                return found
         return None
     if isinstance(expected, Mapping):
         if not isinstance(got, dict):
-            return f"{where}expected a mapping like {show(expected)}, got {show(got)}."
+            return at, say(
+                "expected a mapping like {expected}, got {got}.",
+                expected=show(expected),
+                got=show(got),
+            )
         missing = [key for key in expected if key not in got]
         if missing:
-            return f"{where}the key {missing[0]!r} is missing from {show(got)}."
+            return at, say(
+                "the key {key} is missing from {got}.", key=repr(missing[0]), got=show(got)
+            )
         extra = [key for key in got if key not in expected]
         if extra:
-            return f"{where}the key {extra[0]!r} is not expected, in {show(got)}."
+            return at, say(
+                "the key {key} is not expected, in {got}.", key=repr(extra[0]), got=show(got)
+            )
         for key, want in expected.items():
-            problem = _difference(want, got[key], mode, tolerance, f"{at}[{key!r}]")
-            if problem is not None:
-                return problem
+            found = _first_difference(want, got[key], mode, tolerance, f"{at}[{key!r}]")
+            if found is not None:
+                return found
         return None
-    return f"{where}the expected value cannot be compared."  # refused by the loader
+    return at, say("the expected value cannot be compared.")  # refused by the loader
+
+
+def _expected_got(expected: Any, got: Any) -> Message:
+    return say("expected {expected}, got {got}.", expected=show(expected), got=show(got))
 
 
 def _number_difference(
-    expected: float, got: Any, mode: CompareMode, tolerance: Tolerance, where: str
-) -> str | None:
+    expected: float, got: Any, mode: CompareMode, tolerance: Tolerance
+) -> Message | None:
     if isinstance(got, bool) or not isinstance(got, int | float):
-        return f"{where}expected the number {show(expected)}, got {show(got)}."
+        return say(
+            "expected the number {expected}, got {got}.", expected=show(expected), got=show(got)
+        )
     try:
         got_float, expected_float = float(got), float(expected)
     except OverflowError:  # an int past float's range: only an equal int matches it
-        if got == expected:
-            return None
-        return f"{where}expected {show(expected)}, got {show(got)}."
+        return None if got == expected else _expected_got(expected, got)
     if math.isnan(got_float) and not math.isnan(expected_float):
-        return f"{where}expected the number {show(expected)}, got nan."
+        return say("expected the number {expected}, got nan.", expected=show(expected))
     if mode is CompareMode.EXACT:
         if got == expected or (math.isnan(got_float) and math.isnan(expected_float)):
             return None
-        return f"{where}expected {show(expected)}, got {show(got)}."
+        return _expected_got(expected, got)
     if tolerance.accepts(got_float, expected_float):
         return None
-    return (
-        f"{where}expected {show(expected)}, got {show(got)} "
-        f"(within {tolerance.abs:g} + {tolerance.rel:g} x |expected|)."
+    return say(
+        "expected {expected}, got {got} (within {abs} + {rel} x |expected|).",
+        expected=show(expected),
+        got=show(got),
+        abs=float(tolerance.abs),
+        rel=float(tolerance.rel),
     )
 
 

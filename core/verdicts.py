@@ -6,16 +6,17 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from core.cases import CaseVerdict, crash_detail, judge_case
+from core.cases import CaseVerdict, crash_message, judge_case
 from core.compare import LineDiff
 from core.lessons import Exercise
+from core.messages import Message, Percent, Text, join, say, verbatim
 from core.runs import (
     RunOutcome,
     RunRequest,
     RunResult,
     RunStatus,
     Sandbox,
-    student_message,
+    student_text,
 )
 from core.sources import SourceRefused, check_source
 
@@ -27,6 +28,7 @@ class Verdict:
     `stdout`, `stderr` and `exit_code` are the first visible case's (none when every case is
     hidden: a hidden case's output shows what its input was); `score` is the passed cases'
     weight over all the weight; `feedback` and `diff` never show what a hidden case holds.
+    `message` is `feedback` to be translated (core.messages; None: English only).
     """
 
     status: RunStatus
@@ -38,6 +40,7 @@ class Verdict:
     feedback: str
     diff: LineDiff | None = None
     cases: tuple[CaseVerdict, ...] = ()
+    message: Text | None = None
 
     def as_json(self, lesson_id: str) -> dict[str, object]:
         """Return the verdict as the JSON object of the CLI contract."""
@@ -60,7 +63,7 @@ def grade_source(exercise: Exercise, source: bytes, sandbox: Sandbox) -> Verdict
         text = check_source(source)
     except SourceRefused as refused:
         rejected = RunResult(outcome=RunOutcome.REJECTED, reason=refused.message)
-        return judge(exercise, [rejected] * len(exercise.cases))
+        return judge(exercise, [rejected] * len(exercise.cases), refusal=refused.text)
     files = exercise.files_with(text)
     requests = [
         case.request(files, exercise.entrypoint, exercise.limits) for case in exercise.cases
@@ -77,11 +80,16 @@ def run_all(sandbox: Sandbox, requests: Sequence[RunRequest]) -> list[RunResult]
         return list(pool.map(sandbox.run, requests))
 
 
-def judge(exercise: Exercise, results: Sequence[RunResult]) -> Verdict:
-    """Turn the cases' results (in case order) into the exercise's verdict."""
+def judge(
+    exercise: Exercise, results: Sequence[RunResult], refusal: Message | None = None
+) -> Verdict:
+    """Turn the cases' results (in case order) into the exercise's verdict.
+
+    `refusal` is why a rejected submission was not run, to be translated.
+    """
     limits = exercise.limits
     cases = tuple(
-        judge_case(case, result, limits)
+        judge_case(case, result, limits, refusal)
         for case, result in zip(exercise.cases, results, strict=True)
     )
     first, failing = cases[0], next((case for case in cases if not case.passed), None)
@@ -89,9 +97,9 @@ def judge(exercise: Exercise, results: Sequence[RunResult]) -> Verdict:
     total = sum(case.weight for case in cases)
     score = sum(case.weight for case in cases if case.passed) / total
     if not exercise.has_cases:
-        feedback = _single_feedback(first, results[0], exercise)
+        message = _single_feedback(first, results[0], exercise)
     else:
-        feedback = _feedback(cases, score)
+        message = _feedback(cases, score)
     return Verdict(
         status=RunStatus.PASSED if failing is None else failing.status,
         score=score,
@@ -99,27 +107,43 @@ def judge(exercise: Exercise, results: Sequence[RunResult]) -> Verdict:
         stderr=shown.stderr if shown else "",
         exit_code=shown.exit_code if shown else None,
         duration_ms=sum(case.duration_ms for case in cases),
-        feedback=feedback,
+        feedback=str(message),
         diff=None if failing is None or failing.hidden else failing.diff,
         cases=cases,
+        message=message,
     )
 
 
-def _single_feedback(case: CaseVerdict, result: RunResult, exercise: Exercise) -> str:
+def _single_feedback(case: CaseVerdict, result: RunResult, exercise: Exercise) -> Text:
     """Word the one implicit case's verdict as the exercise's, as before cases existed."""
     limits, status = exercise.limits, case.status
     if status is RunStatus.PASSED:
-        return student_message(status, limits)
+        return student_text(status, limits)
     if status is RunStatus.FAILED:
-        return f"{student_message(status, limits)} {case.feedback}"
+        return join(student_text(status, limits), _detail(case))
     if status is RunStatus.ERROR:
-        return f"{student_message(status, limits)} {crash_detail(result)}"
-    return case.feedback
+        return join(student_text(status, limits), crash_message(result))
+    return _detail(case)
 
 
-def _feedback(cases: Sequence[CaseVerdict], score: float) -> str:
+def _detail(case: CaseVerdict) -> Text:
+    return case.message if case.message is not None else verbatim(case.feedback)
+
+
+def _feedback(cases: Sequence[CaseVerdict], score: float) -> Text:
     passed = sum(case.passed for case in cases)
     if passed == len(cases):
-        return f"All {len(cases)} cases passed."
-    head = f"{passed} of {len(cases)} cases passed ({score:.0%} of the points)."
-    return " ".join([head, *(case.summary() for case in cases if not case.passed)])
+        return say("All {count} cases passed.", count=len(cases))
+    head = say(
+        "{passed} of {count} cases passed ({percent} of the points).",
+        passed=passed,
+        count=len(cases),
+        percent=Percent(score),
+    )
+    failed = [_summary(case) for case in cases if not case.passed]
+    return join(head, *failed)
+
+
+def _summary(case: CaseVerdict) -> Text:
+    message = case.summary_message()
+    return message if message is not None else verbatim(case.summary())

@@ -1,0 +1,211 @@
+"""Sentences for a student that can be translated: an English template and its arguments.
+
+Every student-visible sentence of core is made by `say("Line {line} differs: {shown}.",
+line=2, shown=...)`. `str()` gives the English that the CLI, the store and the tests have
+always held; `render(translate, number, percent)` words it in the viewer's language with
+functions the web app passes in per request (core imports no Flask or Babel). A template is
+the catalog's msgid (the extraction keyword is `say`, so it must be a string literal at each
+call site); its fields are plain names, filled with already formatted text.
+
+An argument is text (shown as it is: program output, names, values), an int or a float (a
+number the locale formats: "2.5 s" reads "2,5 sn" in Turkish), a `Percent` (0.5 reads "50%",
+"%50"), or a nested `Message`/`Joined` (a verdict word, a refusal's reason) translated too.
+Stored as JSON beside the English (`to_json`), read back defensively (`from_json`): anything
+malformed gives None, and the page shows the stored English instead.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import string
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeAlias
+
+Translate: TypeAlias = Callable[[str], str]
+FormatNumber: TypeAlias = Callable[[float], str]
+
+_MAX_DEPTH = 8  # a verdict nests four deep (cases' summaries in a sentence list)
+_MAX_NODES = 2000  # 50 cases, each with a summary of a few parts
+_MAX_TEXT = 20_000  # a template or a text argument (shown values are cut to 300 characters)
+
+
+@dataclass(frozen=True)
+class Percent:
+    """A share (0.5) that the locale writes as a percentage ("50%", "%50")."""
+
+    ratio: float
+
+    def __str__(self) -> str:
+        return english_percent(self.ratio)
+
+
+@dataclass(frozen=True)
+class Message:
+    """One sentence (or phrase): its English template and its named arguments."""
+
+    template: str
+    args: tuple[tuple[str, Arg], ...] = ()
+
+    def __str__(self) -> str:
+        return self.render(_same, english_number)
+
+    def render(
+        self, translate: Translate, number: FormatNumber, percent: FormatNumber | None = None
+    ) -> str:
+        """Return the sentence with its template translated and its arguments formatted."""
+        shown = percent or english_percent
+        fields = {name: _render_arg(value, translate, number, shown) for name, value in self.args}
+        translated = translate(self.template)
+        if translated != self.template:
+            try:
+                return _fill(translated, fields)
+            except ValueError:  # a translation whose fields do not fit: the English instead
+                pass
+        return _fill(self.template, fields)
+
+
+@dataclass(frozen=True)
+class Joined:
+    """Sentences shown one after another, separated by a space."""
+
+    parts: tuple[Text, ...]
+
+    def __str__(self) -> str:
+        return self.render(_same, english_number)
+
+    def render(
+        self, translate: Translate, number: FormatNumber, percent: FormatNumber | None = None
+    ) -> str:
+        """Return every part rendered, joined by spaces."""
+        return " ".join(part.render(translate, number, percent) for part in self.parts)
+
+
+Text: TypeAlias = Message | Joined
+Arg: TypeAlias = "str | int | float | Percent | Message | Joined"
+
+
+def say(template: str, /, **args: Arg) -> Message:
+    """Return the sentence `template` (a literal: it is the msgid) with its named arguments."""
+    missing = set(_fields(template)) - args.keys()
+    if missing:
+        raise ValueError(f"{template!r} needs {sorted(missing)}")
+    return Message(template, tuple(sorted(args.items())))
+
+
+def verbatim(text: str) -> Message:
+    """Return text that is shown as it is in every language (it has no msgid of its own)."""
+    return Message("{text}", (("text", text),))
+
+
+def join(*parts: Text) -> Text:
+    """Return the parts as one text, one after another (one part stays itself)."""
+    return parts[0] if len(parts) == 1 else Joined(parts)
+
+
+def english_number(value: float) -> str:
+    """Write a number as the English messages always have (5, 2.5, 0.001, 1e-06)."""
+    return str(value) if isinstance(value, int) else f"{value:g}"
+
+
+def english_percent(ratio: float) -> str:
+    """Write a share as a whole percentage, the English way (50%)."""
+    return f"{ratio:.0%}"
+
+
+def to_json(text: Text) -> dict[str, object]:
+    """Return the text as plain JSON data, for the store."""
+    if isinstance(text, Joined):
+        return {"j": [to_json(part) for part in text.parts]}
+    return {"t": text.template, "a": {name: _arg_json(value) for name, value in text.args}}
+
+
+def from_json(data: object) -> Text | None:
+    """Read back what to_json stored; None for anything malformed, too deep or too large."""
+    budget = [_MAX_NODES]
+    try:
+        return _text(data, 0, budget)
+    except (TypeError, ValueError):
+        return None
+
+
+def _same(msgid: str) -> str:
+    return msgid
+
+
+def _render_arg(
+    value: Arg, translate: Translate, number: FormatNumber, percent: FormatNumber
+) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Percent):
+        return percent(value.ratio)
+    if isinstance(value, int | float):
+        return number(value) if math.isfinite(value) else english_number(value)
+    return value.render(translate, number, percent)
+
+
+@functools.lru_cache(maxsize=512)
+def _fields(template: str) -> tuple[str, ...]:
+    """Return the template's field names; raise ValueError unless each is a plain name."""
+    names = []
+    for _, name, spec, conversion in string.Formatter().parse(template):
+        if name is None:
+            continue
+        if not name.isidentifier() or spec or conversion:
+            raise ValueError(f"{template!r}: a field is a plain name, like {{line}}")
+        names.append(name)
+    return tuple(names)
+
+
+def _fill(template: str, fields: dict[str, str]) -> str:
+    """Fill a template's plain-name fields; raise ValueError when one is unknown or not plain."""
+    if not set(_fields(template)) <= fields.keys():
+        raise ValueError(f"{template!r} names a field it was not given")
+    return template.format_map(fields)
+
+
+def _arg_json(value: Arg) -> object:
+    if isinstance(value, Percent):
+        return {"%": value.ratio}
+    if isinstance(value, Message | Joined):
+        return to_json(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return english_number(value)  # JSON has no nan; it reads the same in every language
+    return value
+
+
+def _text(data: object, depth: int, budget: list[int]) -> Text:
+    budget[0] -= 1
+    if depth > _MAX_DEPTH or budget[0] < 0 or not isinstance(data, dict):
+        raise ValueError("not a stored message")
+    if data.keys() == {"j"} and isinstance(data["j"], list) and data["j"]:
+        return Joined(tuple(_text(part, depth + 1, budget) for part in data["j"]))
+    template, args = data.get("t"), data.get("a")
+    if data.keys() != {"t", "a"} or not isinstance(template, str) or not isinstance(args, dict):
+        raise ValueError("not a stored message")
+    if len(template) > _MAX_TEXT or len(args) > 20:
+        raise ValueError("a stored message too large")
+    read = {str(name): _arg(value, depth + 1, budget) for name, value in args.items()}
+    if set(_fields(template)) - read.keys():
+        raise ValueError("a stored message without its arguments")
+    return Message(template, tuple(sorted(read.items())))
+
+
+def _arg(data: object, depth: int, budget: list[int]) -> Arg:
+    budget[0] -= 1
+    if isinstance(data, str):
+        if len(data) > _MAX_TEXT:
+            raise ValueError("a stored argument too large")
+        return data
+    if isinstance(data, bool):
+        raise ValueError("a stored argument is not a bool")
+    if isinstance(data, int | float):
+        return data
+    if isinstance(data, dict) and data.keys() == {"%"}:
+        ratio = data["%"]
+        if isinstance(ratio, bool) or not isinstance(ratio, int | float):
+            raise ValueError("a stored percentage is not a number")
+        return Percent(float(ratio))
+    return _text(data, depth, budget)
