@@ -228,6 +228,9 @@ class Submission(Base):
     exit_code: Mapped[int | None]
     duration_ms: Mapped[int | None]
     feedback: Mapped[str | None]
+    # the feedback to be translated (core.messages.to_json); None before it was kept, and
+    # then the page shows the English `feedback`
+    feedback_message: Mapped[Any] = mapped_column(JSON, nullable=True)
     diff_line: Mapped[int | None]
     diff_expected: Mapped[str | None]
     diff_got: Mapped[str | None]

@@ -20,6 +20,7 @@ from sqlalchemy import Connection, Update, and_, bindparam, func, insert, or_, s
 from sqlalchemy.orm import Session
 
 from core.lessons import Lesson
+from core.messages import say, to_json
 from core.placements import Policy
 from core.runs import RunStatus
 from core.verdicts import Verdict
@@ -117,7 +118,8 @@ _PLACEMENT = (
 )
 _VERDICT_COLUMNS = (
     "run_status", "score", "stdout", "stderr", "exit_code", "duration_ms", "feedback",
-    "diff_line", "diff_expected", "diff_got", "cases", "grader_error", "graded_at",
+    "feedback_message", "diff_line", "diff_expected", "diff_got", "cases", "grader_error",
+    "graded_at",
 )  # fmt: skip
 _VERDICT = (
     update(Submission)
@@ -315,6 +317,7 @@ def finish(
         "new_exit_code": verdict.exit_code,
         "new_duration_ms": verdict.duration_ms,
         "new_feedback": verdict.feedback,
+        "new_feedback_message": None if verdict.message is None else to_json(verdict.message),
         "new_diff_line": diff.line if diff else None,
         "new_diff_expected": diff.expected if diff else None,
         "new_diff_got": diff.got if diff else None,
@@ -356,6 +359,12 @@ def fail(
 
     Return what follows, as finish() does.
     """
+    message = say(
+        "The grader could not run your submission ({tries} tries). This is our fault, not "
+        "yours, and it does not use up an attempt: submit it again, or tell your teacher if "
+        "it keeps happening.",
+        tries=held.claims,
+    )
     verdict = Verdict(
         status=RunStatus.ERROR,
         score=0.0,
@@ -363,11 +372,8 @@ def fail(
         stderr="",
         exit_code=None,
         duration_ms=0,
-        feedback=(
-            f"The grader could not run your submission ({held.claims} tries). This is our "
-            "fault, not yours, and it does not use up an attempt: submit it again, or tell "
-            "your teacher if it keeps happening."
-        ),
+        feedback=str(message),
+        message=message,
     )
     return finish(store, held, verdict, now, grader_error=problem, lesson=lesson)
 

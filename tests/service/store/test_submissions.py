@@ -234,5 +234,11 @@ def test_finish_keeps_every_case_with_what_a_hidden_one_holds(store, queued):
         "exit_code": 0,
         "duration_ms": 8,
         "diff": None,
+        # its one-line verdict to be translated; none of the detail, built as English only
+        "feedback_message": {
+            "t": "Hidden case '{name}' {verdict}.",
+            "a": {"name": "large scores", "verdict": {"t": "failed", "a": {}}},
+        },
+        "detail_message": None,
     }
     assert kept[1]["feedback"] == "Hidden case 'large scores' failed."

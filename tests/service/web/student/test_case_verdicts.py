@@ -205,6 +205,11 @@ def test_hidden_cases_stay_hidden_until_the_due_date_reveals_them(app, client, s
         "weight": 1.0,
         "hidden": True,
         "feedback": "Hidden case 'secret' failed.",
+        # the same, to be translated (core.messages): its name and verdict, nothing more
+        "feedback_message": {
+            "t": "Hidden case '{name}' {verdict}.",
+            "a": {"name": "secret", "verdict": {"t": "failed", "a": {}}},
+        },
     }
     assert verdict["cases"][1]["diff"] == {"line": 2, "expected": "B", "got": "X"}
     assert verdict["first_difference"] == {"line": 2, "expected": "B", "got": "X"}
