@@ -1,0 +1,65 @@
+"""A verdict's feedback in the viewer's language, from what the worker stored.
+
+The worker stores each sentence twice: in English (`feedback`, a case's `feedback` and
+`detail`) and as a core.messages text (`feedback_message`, `feedback_message` and
+`detail_message`). A page renders the text with this request's catalog and number formats; a
+row stored before texts were kept, or one that does not read back, shows its English.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask_babel import format_decimal, format_percent, get_locale, get_translations
+
+from core import messages
+
+_DECIMALS = "#,##0.###############"  # every digit a limit or tolerance has (0.000001)
+
+
+def feedback_of(submission: Any) -> str:
+    """Return a graded submission's feedback in the page's language."""
+    english = str(getattr(submission, "feedback", "") or "")
+    return localized(getattr(submission, "feedback_message", None), english)
+
+
+def case_feedback_of(case: Any) -> str:
+    """Return a stored case's one-line verdict (its `feedback`) in the page's language."""
+    return _field(case, "feedback")
+
+
+def case_detail_of(case: Any) -> str:
+    """Return a stored case's detail (what went wrong) in the page's language."""
+    return _field(case, "detail")
+
+
+def localized(stored: object, english: str) -> str:
+    """Return a stored text (core.messages.to_json) in the page's language, else `english`."""
+    locale = get_locale()
+    if stored is None or locale is None or locale.language == "en":
+        return english  # the source language: the English as stored, byte for byte
+    text = messages.from_json(stored)
+    if text is None:
+        return english
+    return text.render(get_translations().gettext, number, percent)
+
+
+def number(value: float) -> str:
+    """Write a number of a sentence in the page's locale (2,5 in Turkish)."""
+    if isinstance(value, int):
+        return str(format_decimal(value))
+    return str(format_decimal(value, format=_DECIMALS))
+
+
+def percent(ratio: float) -> str:
+    """Write a share as a whole percentage in the page's locale (%50 in Turkish)."""
+    return str(format_percent(ratio))
+
+
+def _field(case: Any, key: str) -> str:
+    """Read `key` and `key_message` of a case record (a dict, or anything with .get)."""
+    get = getattr(case, "get", None)
+    if not callable(get):
+        return ""
+    english = str(get(key) or "")
+    return localized(get(f"{key}_message"), english)

@@ -1,0 +1,127 @@
+"""service/web/feedback: what a worker stored is shown in the page's language.
+
+A real grading (workers.grading over a fake sandbox) stores the verdict; a Flask app with
+Flask-Babel and a Turkish catalog compiled here renders it, as the templates call it.
+"""
+
+import json
+
+import pytest
+from babel.messages.catalog import Catalog
+from babel.messages.mofile import write_mo
+from flask import Flask
+from flask_babel import Babel
+
+from core.cases import HARNESS_CONFIG
+from core.runs import RunOutcome, RunRequest, RunResult
+from service.store.database import Store
+from service.store.migrate import upgrade
+from service.store.models import Submission
+from service.web.feedback import case_detail_of, case_feedback_of, feedback_of
+from tests.factories import place, submission
+from workers.grading import grade_stored
+from workers.sandbox.fake import FakeSandbox
+
+LESSON = "expert/causal-masking"  # a run case, two value cases, a hidden one
+TURKISH = {
+    "{passed} of {count} cases passed ({percent} of the points).": (
+        "{count} testten {passed} tanesi geçti (puanların {percent} kadarı)."
+    ),
+    "Case '{name}' {verdict}.": "'{name}' testi {verdict}.",
+    "Hidden case '{name}' {verdict}.": "Gizli '{name}' testi {verdict}.",
+    "failed": "geçemedi",
+    "Line {line} differs: expected {expected}, got {got}. {hint}": (
+        "{line}. satır farklı: beklenen {expected}, gelen {got}. {hint}"
+    ),
+    "Value {position} is {got}, expected {expected} (within {abs} + {rel} x |expected|).": (
+        "{position}. değer {got}, beklenen {expected} ({abs} + {rel} x |beklenen| payıyla)."
+    ),
+    "expected {count} items, got {got_count}: {got}.": (
+        "{count} öğe bekleniyordu, gelen {got_count} öğe: {got}."
+    ),
+}
+
+
+def answer(request: RunRequest) -> RunResult:
+    """The run case prints a wrong first value; value cases give [1, 2] (the mask: right)."""
+    if HARNESS_CONFIG not in request.files:
+        printed = b"[[9.    0.    0.   ]\n"
+        return RunResult(RunOutcome.EXITED, printed, exit_code=0, duration_ms=2)
+    expr = json.loads(request.files[HARNESS_CONFIG])["expr"]
+    value = b"[[false, true, true], [false, false, true], [false, false, false]]"
+    value = value if expr == "nedensel_maske(3)" else b"[1, 2]"
+    return RunResult(RunOutcome.EXITED, value, exit_code=0, duration_ms=2)
+
+
+@pytest.fixture
+def graded(database_url, catalog, settings):
+    store = Store(database_url)
+    upgrade(store)
+    placed = place(store, LESSON)
+    sid = submission(store, placed.placement_id, placed.user_id, "print(1)", late=False)
+    grade_stored(store, catalog, FakeSandbox(answer), settings, sid)
+    with store.session() as session:
+        yield session.get(Submission, sid)
+    store.dispose()
+
+
+@pytest.fixture
+def app(tmp_path):
+    messages = Catalog(locale="tr")
+    for english, turkish in TURKISH.items():
+        messages.add(english, turkish)
+    (tmp_path / "tr" / "LC_MESSAGES").mkdir(parents=True)
+    with open(tmp_path / "tr" / "LC_MESSAGES" / "messages.mo", "wb") as mo:
+        write_mo(mo, messages)
+    app = Flask(__name__)
+    app.config["BABEL_TRANSLATION_DIRECTORIES"] = str(tmp_path)
+    Babel(app, locale_selector=lambda: app.config["TEST_LOCALE"])
+    return app
+
+
+def shown(app, locale, render, *args):
+    app.config["TEST_LOCALE"] = locale
+    with app.test_request_context():
+        return render(*args)
+
+
+def test_a_stored_verdict_reads_in_turkish_and_in_english_as_stored(app, graded):
+    english = graded.feedback
+    assert english.startswith("1 of 4 cases passed (17% of the points).")
+    assert "Value 1 is 9., expected 1. (within 0.001 + 1e-06 x |expected|)." in english
+    assert shown(app, "en", feedback_of, graded) == english  # byte for byte
+    turkish = shown(app, "tr", feedback_of, graded)
+    assert turkish.startswith("4 testten 1 tanesi geçti (puanların %17 kadarı). ")
+    assert "'the lesson's example' testi geçemedi. 1. satır farklı: beklenen " in turkish
+    # numbers are the locale's; the program's output and the values stay as they were
+    assert "1. değer 9., beklenen 1. (0,001 + 0,000001 x |beklenen| payıyla)." in turkish
+    assert "4 öğe bekleniyordu, gelen 2 öğe: [1, 2]." in turkish
+    assert "Gizli 'huge future scores still get no weight' testi geçemedi." in turkish
+    assert "[1, 2]" not in turkish.split("Gizli")[1]  # a hidden case gives its verdict only
+
+
+def test_each_stored_case_reads_in_turkish(app, graded):
+    by_name = {case["name"]: case for case in graded.cases}
+    example = by_name["the lesson's example"]
+    assert shown(app, "tr", case_feedback_of, example).startswith(
+        "'the lesson's example' testi geçemedi. 1. satır farklı"
+    )
+    assert shown(app, "tr", case_detail_of, example).startswith("1. satır farklı")
+    assert shown(app, "en", case_detail_of, example) == example["detail"]
+    passed = by_name["the mask of three positions"]
+    assert shown(app, "tr", case_detail_of, passed) == ""
+    assert shown(app, "tr", case_feedback_of, passed) == (
+        "'the mask of three positions' testi passed."  # a word the catalog lacks: English
+    )
+
+
+@pytest.mark.parametrize(
+    "stored",
+    [None, {"t": "Line {line} differs.", "a": {}}, {"j": "x"}, "text"],
+    ids=["before-messages", "missing-argument", "malformed", "not-a-message"],
+)
+def test_a_row_without_a_readable_message_shows_its_english(app, graded, stored):
+    graded.feedback_message = stored
+    assert shown(app, "tr", feedback_of, graded) == graded.feedback
+    case = {**graded.cases[0], "detail_message": stored}
+    assert shown(app, "tr", case_detail_of, case) == case["detail"]
