@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from flask import Flask, request, session
 from flask_babel import Babel, get_locale, gettext
+
+from service.web.feedback import case_detail_of, case_feedback_of, feedback_of
 
 LANGUAGES = ("en", "tr")
 DEFAULT = "en"
@@ -102,21 +102,6 @@ def submission_state(status: object) -> str:
     """Return a submission's state before its verdict, as words ("Queued…")."""
     states = {"queued": gettext("Queued…"), "running": gettext("Running…")}
     return states.get(str(status), str(status))
-
-
-def feedback_of(submission: Any) -> str:
-    """Return a graded submission's feedback in the page's language."""
-    return str(getattr(submission, "feedback", "") or "")
-
-
-def case_feedback_of(case: Mapping[str, Any]) -> str:
-    """Return a stored case's one-line verdict (its `feedback`) in the page's language."""
-    return str(case.get("feedback") or "")
-
-
-def case_detail_of(case: Mapping[str, Any]) -> str:
-    """Return a stored case's detail (what went wrong) in the page's language."""
-    return str(case.get("detail") or "")
 
 
 def js_words() -> dict[str, str]:
