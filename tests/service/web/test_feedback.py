@@ -18,7 +18,8 @@ from service.store.database import Store
 from service.store.migrate import upgrade
 from service.store.models import Submission
 from service.web.feedback import case_detail_of, case_feedback_of, feedback_of
-from tests.factories import place, submission
+from tests.factories import SEED, place, submission
+from tests.service.sessions import sign_in, text_of
 from workers.grading import grade_stored
 from workers.sandbox.fake import FakeSandbox
 
@@ -66,7 +67,7 @@ def graded(database_url, catalog, settings):
 
 
 @pytest.fixture
-def app(tmp_path):
+def babel_app(tmp_path):
     messages = Catalog(locale="tr")
     for english, turkish in TURKISH.items():
         messages.add(english, turkish)
@@ -85,12 +86,12 @@ def shown(app, locale, render, *args):
         return render(*args)
 
 
-def test_a_stored_verdict_reads_in_turkish_and_in_english_as_stored(app, graded):
+def test_a_stored_verdict_reads_in_turkish_and_in_english_as_stored(babel_app, graded):
     english = graded.feedback
     assert english.startswith("1 of 4 cases passed (17% of the points).")
     assert "Value 1 is 9., expected 1. (within 0.001 + 1e-06 x |expected|)." in english
-    assert shown(app, "en", feedback_of, graded) == english  # byte for byte
-    turkish = shown(app, "tr", feedback_of, graded)
+    assert shown(babel_app, "en", feedback_of, graded) == english  # byte for byte
+    turkish = shown(babel_app, "tr", feedback_of, graded)
     assert turkish.startswith("4 testten 1 tanesi geçti (puanların %17 kadarı). ")
     assert "'the lesson's example' testi geçemedi. 1. satır farklı: beklenen " in turkish
     # numbers are the locale's; the program's output and the values stay as they were
@@ -100,17 +101,17 @@ def test_a_stored_verdict_reads_in_turkish_and_in_english_as_stored(app, graded)
     assert "[1, 2]" not in turkish.split("Gizli")[1]  # a hidden case gives its verdict only
 
 
-def test_each_stored_case_reads_in_turkish(app, graded):
+def test_each_stored_case_reads_in_turkish(babel_app, graded):
     by_name = {case["name"]: case for case in graded.cases}
     example = by_name["the lesson's example"]
-    assert shown(app, "tr", case_feedback_of, example).startswith(
+    assert shown(babel_app, "tr", case_feedback_of, example).startswith(
         "'the lesson's example' testi geçemedi. 1. satır farklı"
     )
-    assert shown(app, "tr", case_detail_of, example).startswith("1. satır farklı")
-    assert shown(app, "en", case_detail_of, example) == example["detail"]
+    assert shown(babel_app, "tr", case_detail_of, example).startswith("1. satır farklı")
+    assert shown(babel_app, "en", case_detail_of, example) == example["detail"]
     passed = by_name["the mask of three positions"]
-    assert shown(app, "tr", case_detail_of, passed) == ""
-    assert shown(app, "tr", case_feedback_of, passed) == (
+    assert shown(babel_app, "tr", case_detail_of, passed) == ""
+    assert shown(babel_app, "tr", case_feedback_of, passed) == (
         "'the mask of three positions' testi passed."  # a word the catalog lacks: English
     )
 
@@ -120,8 +121,26 @@ def test_each_stored_case_reads_in_turkish(app, graded):
     [None, {"t": "Line {line} differs.", "a": {}}, {"j": "x"}, "text"],
     ids=["before-messages", "missing-argument", "malformed", "not-a-message"],
 )
-def test_a_row_without_a_readable_message_shows_its_english(app, graded, stored):
+def test_a_row_without_a_readable_message_shows_its_english(babel_app, graded, stored):
     graded.feedback_message = stored
-    assert shown(app, "tr", feedback_of, graded) == graded.feedback
+    assert shown(babel_app, "tr", feedback_of, graded) == graded.feedback
     case = {**graded.cases[0], "detail_message": stored}
-    assert shown(app, "tr", case_detail_of, case) == case["detail"]
+    assert shown(babel_app, "tr", case_detail_of, case) == case["detail"]
+
+
+def test_the_lesson_page_shows_the_verdict_in_the_launchs_language(app, client):
+    """The product's own catalog (service/web/translations, compiled at set-up)."""
+    store = app.extensions["store"]
+    placed = place(store, SEED)
+    sid = submission(store, placed.placement_id, placed.user_id, "print(1)", late=False)
+    wrong = FakeSandbox(lambda request: RunResult(RunOutcome.EXITED, b"nope\n", exit_code=0))
+    grade_stored(store, app.extensions["catalog"], wrong, app.config["SETTINGS"], sid)
+    sign_in(client, placed.user_id, [placed.placement_id])
+    url = f"/lessons/{placed.placement_id}"
+    english = text_of(client.get(url).get_data(as_text=True))
+    assert "Your program ran, but its output differs from the expected output. Line 1 " in english
+    with client.session_transaction() as session:
+        session["locale"] = "tr"  # what a launch with launch_presentation.locale "tr-TR" keeps
+    turkish = text_of(client.get(url).get_data(as_text=True))
+    assert "Programın çalıştı, ama çıktısı beklenen çıktıdan farklı. 1. satır " in turkish
+    assert "Your program ran" not in turkish
