@@ -1,16 +1,24 @@
-"""Lesson text to HTML: Markdown with Pygments-highlighted code, each text rendered once.
+"""Lesson text to HTML (Markdown, Pygments-highlighted code), and the pages' small formatters.
 
 Lessons are trusted content from the repository, so their Markdown may hold HTML. Code a
-student wrote goes through highlight() only, which escapes it.
+student wrote goes through highlight() only, which escapes it. The formatters (points, when,
+percent, duration_ms, number) and the status words follow the request's language; outside a
+request they speak English.
 """
 
 from __future__ import annotations
 
 import functools
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import markdown
+from babel import Locale
+from babel.dates import format_date, format_time
+from babel.numbers import format_decimal, format_percent
+from flask_babel import get_locale
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
 from markupsafe import Markup
 from pygments import highlight as pygments_highlight
 from pygments.formatters import HtmlFormatter
@@ -23,14 +31,15 @@ CSS_CLASS = "highlight"  # service/web/static/pygments.css styles this class
 _EXTENSIONS = ["fenced_code", "codehilite", "tables", "sane_lists"]
 _CONFIG = {"codehilite": {"css_class": CSS_CLASS, "guess_lang": False}}
 STATUS_LABELS = {
-    "passed": "Passed",
-    "failed": "Output differs",
-    "error": "Error",
-    "timeout": "Time limit exceeded",
-    "memory_limit": "Memory limit exceeded",
-    "output_limit": "Too much output",
-    "rejected": "Not run",
+    "passed": _l("Passed"),
+    "failed": _l("Output differs"),
+    "error": _l("Error"),
+    "timeout": _l("Time limit exceeded"),
+    "memory_limit": _l("Memory limit exceeded"),
+    "output_limit": _l("Too much output"),
+    "rejected": _l("Not run"),
 }
+_ENGLISH = Locale("en")
 
 
 def init_app(app: Flask) -> None:
@@ -39,30 +48,67 @@ def init_app(app: Flask) -> None:
     app.add_template_filter(lesson_code, "python")
     app.add_template_filter(points, "points")
     app.add_template_filter(when, "when")
+    app.add_template_filter(percent, "percent")
+    app.add_template_filter(duration_ms, "duration_ms")
+    app.add_template_filter(number, "number")
     app.add_template_global(status_label, "status_label")
     app.add_template_global(case_label, "case_label")
     app.add_template_global(blank_parts, "blank_parts")
     app.add_template_global(highlight, "highlight")
 
 
+def locale() -> Locale:
+    """Return the request's locale (English outside a request)."""
+    found = get_locale()
+    return found if isinstance(found, Locale) else _ENGLISH
+
+
 def points(value: float | None) -> str:
-    """Return points without a useless '.0' or float noise (7.5, 10, 0.33)."""
-    return "" if value is None else f"{round(value, 2):g}"
+    """Return points with at most two decimals, no useless zeros ("7.5", "7,5" in Turkish)."""
+    return "" if value is None else format_decimal(value, "0.##", locale=locale())
+
+
+def number(value: float | None) -> str:
+    """Return a number as the locale writes it ("1,234.5"; "1.234,5" in Turkish)."""
+    return "" if value is None else format_decimal(value, locale=locale())
+
+
+def percent(share: float | None) -> str:
+    """Return a share (0.62) as a whole percentage as the locale writes it ("62%", "%62")."""
+    return "" if share is None else format_percent(share, locale=locale())
+
+
+def duration_ms(value: float | None) -> str:
+    """Return a run's duration: milliseconds below a second ("135 ms"), else seconds ("2.5 s")."""
+    if value is None:
+        return ""
+    if value < 1000:
+        return str(_("%(ms)s ms", ms=format_decimal(round(value), "0", locale=locale())))
+    seconds = format_decimal(value / 1000, "0.#", locale=locale())
+    return str(_("%(seconds)s s", seconds=seconds))
 
 
 def when(moment: datetime | None) -> str:
-    """Return a time as the pages show it (UTC)."""
-    return "" if moment is None else f"{moment:%Y-%m-%d %H:%M} UTC"
+    """Return a time in UTC as the locale writes it, saying UTC ("Jan 31, 2027, 23:59 UTC")."""
+    if moment is None:
+        return ""
+    at = moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)
+    here = locale()
+    date = format_date(at, "medium", locale=here)
+    time = format_time(at, "HH:mm", tzinfo=UTC, locale=here)
+    both = str(here.datetime_formats["medium"]).format(time, date)
+    return str(_("%(moment)s UTC", moment=both))
 
 
 def status_label(run_status: str | None) -> str:
     """Return a run status as words."""
-    return STATUS_LABELS.get(run_status or "", run_status or "")
+    label = STATUS_LABELS.get(run_status or "")
+    return str(label) if label is not None else run_status or ""
 
 
 def case_label(run_status: str | None) -> str:
     """Return a case's status as words: a failed case may be a value, not an output."""
-    return "Failed" if run_status == "failed" else status_label(run_status)
+    return str(_("Failed")) if run_status == "failed" else status_label(run_status)
 
 
 def blank_parts(template: str) -> tuple[str, str]:

@@ -3,11 +3,23 @@
 import re
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 
-from service.web.rendering import blank_parts, highlight, lesson_markdown, points
+from service.web.rendering import (
+    blank_parts,
+    case_label,
+    duration_ms,
+    highlight,
+    lesson_markdown,
+    number,
+    percent,
+    points,
+    status_label,
+    when,
+)
 
 CSS = Path(__file__).resolve().parents[3] / "service" / "web" / "static" / "pygments.css"
 BACKGROUNDS = {"white": "#ffffff", "the page's code blocks": "#f6f8fa"}
@@ -36,6 +48,43 @@ def test_highlight_escapes_a_students_code():
 )
 def test_points_read_like_points(value, shown):
     assert points(value) == shown
+
+
+MOMENT = datetime(2027, 1, 31, 23, 59, tzinfo=UTC)
+IN_ISTANBUL = datetime(2027, 2, 1, 2, 59, tzinfo=timezone(timedelta(hours=3)))  # the same
+
+
+@pytest.mark.parametrize(
+    ("formatter", "value", "english", "turkish"),
+    [
+        (points, 7.5, "7.5", "7,5"),
+        (points, 1 / 3, "0.33", "0,33"),
+        (points, 10.0, "10", "10"),
+        (points, None, "", ""),
+        (percent, 0.62, "62%", "%62"),
+        (percent, 1.0, "100%", "%100"),
+        (number, 1234.5, "1,234.5", "1.234,5"),
+        (duration_ms, 135, "135 ms", "135 ms"),
+        (duration_ms, 2500, "2.5 s", "2,5 sn"),
+        (duration_ms, 1000, "1 s", "1 sn"),
+        (when, MOMENT, "Jan 31, 2027, 23:59 UTC", "31 Oca 2027 23:59 UTC"),
+        (when, IN_ISTANBUL, "Jan 31, 2027, 23:59 UTC", "31 Oca 2027 23:59 UTC"),
+        (when, None, "", ""),
+        (status_label, "timeout", "Time limit exceeded", "Süre sınırı aşıldı"),
+        (status_label, "mystery", "mystery", "mystery"),
+        (case_label, "failed", "Failed", "Başarısız"),
+    ],
+)
+def test_formatters_follow_the_requests_language(app, formatter, value, english, turkish):
+    for language, expected in (("en-US,en", english), ("tr-TR,tr;q=0.9", turkish)):
+        with app.test_request_context(headers={"Accept-Language": language}):
+            assert formatter(value) == expected
+
+
+def test_the_formatters_are_template_filters(app):
+    source = "{{ 2500|duration_ms }} {{ 0.5|percent }} {{ 7.25|number }} {{ 7.5|points }}"
+    with app.test_request_context(headers={"Accept-Language": "tr"}):
+        assert app.jinja_env.from_string(source).render() == "2,5 sn %50 7,25 7,5"
 
 
 def test_blank_parts_split_around_the_blank():
