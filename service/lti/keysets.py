@@ -20,6 +20,7 @@ import jwt
 import requests
 
 from service.lti.claims import LaunchProblem
+from service.lti.words import _l
 from service.outbound import Client
 
 ALGORITHMS = ("RS256", "RS384", "RS512")
@@ -49,22 +50,33 @@ class KeySets:
     def public_key(self, url: str, kid: str | None, alg: str | None) -> Any:
         """Return the public key for a token header's kid and alg, or raise LaunchProblem."""
         if not kid:
-            raise LaunchProblem("Missing kid", "the id_token header names no key (kid)")
+            raise LaunchProblem(_l("Missing kid"), _l("the id_token header names no key (kid)"))
         if alg not in ALGORITHMS:
-            raise LaunchProblem("Refused algorithm", f"alg {alg!r} is not one of {ALGORITHMS}")
+            raise LaunchProblem(
+                _l("Refused algorithm"),
+                _l(
+                    "alg %(alg)s is not one of %(algorithms)s", alg=repr(alg), algorithms=ALGORITHMS
+                ),
+            )
         jwk = self._keys(url, kid).get(kid)
         if jwk is None:
             raise LaunchProblem(
-                "Unknown key",
-                f"no key with kid {kid!r} in the platform's key set",
-                f"the key set URL registered for this platform ({url})",
+                _l("Unknown key"),
+                _l("no key with kid %(kid)s in the platform's key set", kid=repr(kid)),
+                _l("the key set URL registered for this platform (%(url)s)", url=url),
             )
         if jwk.get("alg", alg) != alg:
-            raise LaunchProblem("Key algorithm mismatch", f"key {kid!r} is not for {alg}")
+            raise LaunchProblem(
+                _l("Key algorithm mismatch"),
+                _l("key %(kid)s is not for %(alg)s", kid=repr(kid), alg=alg),
+            )
         try:
             return jwt.PyJWK(jwk, algorithm=alg).key
         except jwt.PyJWKError as exc:
-            raise LaunchProblem("Unusable key", f"key {kid!r} cannot be read: {exc}") from exc
+            raise LaunchProblem(
+                _l("Unusable key"),
+                _l("key %(kid)s cannot be read: %(exc)s", kid=repr(kid), exc=exc),
+            ) from exc
 
     def _keys(self, url: str, kid: str) -> Keys:
         """Return the keys to look `kid` up in, fetching them if they are stale or lack it."""
@@ -84,7 +96,11 @@ class KeySets:
         if kid in entry.keys:  # being refreshed: the keys we have still serve
             return entry.keys
         if not in_flight.wait(self._client.policy.deadline_s + 1):
-            raise LaunchProblem("Key set unavailable", f"fetching {url} takes too long", status=502)
+            raise LaunchProblem(
+                _l("Key set unavailable"),
+                _l("fetching %(url)s takes too long", url=url),
+                status=502,
+            )
         with self._lock:
             if entry.problem is not None and kid not in entry.keys:
                 raise replace(entry.problem)
@@ -93,7 +109,9 @@ class KeySets:
     def _refresh(self, url: str, entry: _Entry) -> Keys:
         """Fetch a key set for everyone waiting on it; record the keys or why it failed."""
         keys: Keys | None = None
-        problem = LaunchProblem("Key set unavailable", f"fetching {url} failed", status=502)
+        problem = LaunchProblem(
+            _l("Key set unavailable"), _l("fetching %(url)s failed", url=url), status=502
+        )
         try:
             keys = self._fetch(url)
             return keys
@@ -118,12 +136,14 @@ class KeySets:
             document = response.json()
         except (requests.RequestException, ValueError) as exc:
             raise LaunchProblem(
-                "Key set unavailable",
-                f"fetching {url} failed: {exc}",
-                "the platform's key set URL and that this server can reach it",
+                _l("Key set unavailable"),
+                _l("fetching %(url)s failed: %(exc)s", url=url, exc=exc),
+                _l("the platform's key set URL and that this server can reach it"),
                 status=502,
             ) from exc
         keys = document.get("keys") if isinstance(document, dict) else None
         if not isinstance(keys, list):
-            raise LaunchProblem("Bad key set", f"{url} is not a JWKS document", status=502)
+            raise LaunchProblem(
+                _l("Bad key set"), _l("%(url)s is not a JWKS document", url=url), status=502
+            )
         return {k["kid"]: k for k in keys if isinstance(k, dict) and isinstance(k.get("kid"), str)}

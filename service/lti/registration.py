@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit
@@ -12,6 +12,7 @@ import requests
 from sqlalchemy.exc import IntegrityError
 
 from service.lti.services import AGS_SCOPES, SCOPE_NRPS
+from service.lti.words import _l, translated
 from service.outbound import check_url
 from service.store import platform_rows, registration_tokens
 from service.store.database import Store
@@ -168,7 +169,7 @@ class RegistrationProblem(Exception):
 
     title: str
     detail: str
-    check: str = (
+    check: str = _l(
         "get a fresh registration URL from this tool's administrator (`codeblanks platforms "
         "register-url`, or the admin page /admin/platforms) and paste it into the LMS again"
     )
@@ -176,6 +177,15 @@ class RegistrationProblem(Exception):
 
     def __str__(self) -> str:
         return f"{self.title}: {self.detail}"
+
+    def translated(self) -> RegistrationProblem:
+        """Return the problem in the request's language (see service.lti.words)."""
+        return replace(
+            self,
+            title=translated(self.title),
+            detail=translated(self.detail),
+            check=translated(self.check),
+        )
 
 
 def register(
@@ -189,29 +199,37 @@ def register(
     """
     if not config_url:
         raise RegistrationProblem(
-            "Not started by an LMS",
-            "the request carries no openid_configuration: paste this URL into the LMS's "
-            'dynamic registration (Moodle: "Tool URL" then "Add LTI Advantage")',
-            "paste the registration URL into the LMS instead of opening it yourself",
+            _l("Not started by an LMS"),
+            _l(
+                "the request carries no openid_configuration: paste this URL into the LMS's "
+                'dynamic registration (Moodle: "Tool URL" then "Add LTI Advantage")'
+            ),
+            _l("paste the registration URL into the LMS instead of opening it yourself"),
         )
     _checked(config_url, "openid_configuration")
     if platform_token is not None and len(platform_token) > 8192:
-        raise RegistrationProblem("Bad registration request", "the registration_token is too long")
+        raise RegistrationProblem(
+            _l("Bad registration request"), _l("the registration_token is too long")
+        )
     headers = {"Authorization": f"Bearer {platform_token}"} if platform_token else {}
-    config = _json(lambda: ctx.http.get(config_url, headers=headers), "the LMS's configuration")
+    config = _json(lambda: ctx.http.get(config_url, headers=headers), _l("the LMS's configuration"))
     issuer = config.get("issuer")
     if not isinstance(issuer, str) or not _issuer_fits(issuer, config_url):
         raise RegistrationProblem(
-            "Issuer mismatch",
-            f"the configuration at {config_url} names an issuer on another host",
-            "the LMS's site URL (its issuer must be on the host of its configuration URL)",
+            _l("Issuer mismatch"),
+            _l(
+                "the configuration at %(config_url)s names an issuer on another host",
+                config_url=config_url,
+            ),
+            _l("the LMS's site URL (its issuer must be on the host of its configuration URL)"),
         )
     _checked(issuer, "the issuer")
     needed = ("registration_endpoint", "authorization_endpoint", "token_endpoint", "jwks_uri")
     missing = [key for key in needed if not isinstance(config.get(key), str)]
     if missing:
         raise RegistrationProblem(
-            "Incomplete configuration", f"the LMS's configuration lacks {', '.join(missing)}"
+            _l("Incomplete configuration"),
+            _l("the LMS's configuration lacks %(missing)s", missing=", ".join(missing)),
         )
     for key in needed:
         _checked(config[key], key)
@@ -220,19 +238,23 @@ def register(
         lambda: ctx.http.post(
             config["registration_endpoint"], json=tool_configuration(ctx), headers=headers
         ),
-        "the LMS's registration endpoint",
+        _l("the LMS's registration endpoint"),
     )
     client_id = answer.get("client_id")
     deployment_id = (answer.get(TOOL_CONFIG) or {}).get("deployment_id")
     if not isinstance(client_id, str) or not 0 < len(client_id) <= 255:
         raise RegistrationProblem(
-            "Registration refused", "the LMS's answer carries no usable client_id", status=502
+            _l("Registration refused"),
+            _l("the LMS's answer carries no usable client_id"),
+            status=502,
         )
     if deployment_id is not None and (
         not isinstance(deployment_id, str) or not 0 < len(deployment_id) <= 255
     ):
         raise RegistrationProblem(
-            "Registration refused", "the LMS's answer carries an unusable deployment_id", status=502
+            _l("Registration refused"),
+            _l("the LMS's answer carries an unusable deployment_id"),
+            status=502,
         )
     # not the product's code ("moodle" names every Moodle): the admin's name, the site's, or
     # add_platform's (the issuer's host, until a launch brings the site's name)
@@ -253,7 +275,7 @@ def register(
             only=replaced,
         )
     except (ValueError, IntegrityError) as exc:
-        raise RegistrationProblem("Registration not stored", str(exc), status=409) from exc
+        raise RegistrationProblem(_l("Registration not stored"), str(exc), status=409) from exc
 
 
 def _site_name(config: dict[str, Any]) -> str:
@@ -283,10 +305,14 @@ def _replaced(store: Store, grant: Grant, issuer: str) -> int | None:
     old_issuer = old.issuer if old is not None else None
     if old_issuer != issuer:
         raise RegistrationProblem(
-            "Another LMS",
-            f"this registration URL was made to replace platform {grant.replaces_id}, whose "
-            f"issuer is not {issuer!r}",
-            "that the URL is pasted into the LMS it was made for",
+            _l("Another LMS"),
+            _l(
+                "this registration URL was made to replace platform %(replaces_id)s, whose "
+                "issuer is not %(issuer)s",
+                replaces_id=grant.replaces_id,
+                issuer=repr(issuer),
+            ),
+            _l("that the URL is pasted into the LMS it was made for"),
             status=409,
         )
     return grant.replaces_id
@@ -296,7 +322,7 @@ def _checked(url: object, what: str) -> str:
     try:
         check_url(str(url), what)
     except ValueError as exc:
-        raise RegistrationProblem("Refused URL", str(exc)) from exc
+        raise RegistrationProblem(_l("Refused URL"), str(exc)) from exc
     return str(url)
 
 
@@ -341,15 +367,23 @@ def _json(call: Callable[[], requests.Response], what: str) -> dict[str, Any]:
         response = call()
     except requests.RequestException as exc:
         raise RegistrationProblem(
-            "LMS unreachable",
-            f"{what} could not be fetched: {_reason(exc)}",
-            "that this server can reach the LMS (on-premises LMSs: CODEBLANKS_OUTBOUND_ALLOW, "
-            "see docs/operations.md)",
+            _l("LMS unreachable"),
+            _l("%(what)s could not be fetched: %(reason)s", what=what, reason=_reason(exc)),
+            _l(
+                "that this server can reach the LMS (on-premises LMSs: CODEBLANKS_OUTBOUND_ALLOW, "
+                "see docs/operations.md)"
+            ),
             status=502,
         ) from exc
     if not response.ok:
         raise RegistrationProblem(
-            "LMS refused", f"{what} answered HTTP {response.status_code}", status=502
+            _l("LMS refused"),
+            _l(
+                "%(what)s answered HTTP %(status_code)s",
+                what=what,
+                status_code=response.status_code,
+            ),
+            status=502,
         )
     try:
         data = response.json()
@@ -357,7 +391,9 @@ def _json(call: Callable[[], requests.Response], what: str) -> dict[str, Any]:
         data = None
     if not isinstance(data, dict):
         raise RegistrationProblem(
-            "Not an LTI platform", f"{what} did not answer a JSON object", status=502
+            _l("Not an LTI platform"),
+            _l("%(what)s did not answer a JSON object", what=what),
+            status=502,
         )
     return data
 

@@ -21,6 +21,7 @@ from pylti1p3.request import Request
 
 from service.lti.claims import LaunchProblem, check_audience, check_message, client_id_of
 from service.lti.keysets import KeySets
+from service.lti.words import _l
 
 LEEWAY_S = 60
 LTI = "https://purl.imsglobal.org/spec/lti/claim/"
@@ -97,14 +98,14 @@ class HardenedLaunch(MessageLaunch[_Form, Any, Any, Any]):
     def run(self) -> ValidLaunch:
         """Run every check; return the launch or raise LaunchProblem saying what failed."""
         if not self._get_request_param("id_token"):
-            raise LaunchProblem("Missing id_token", "the launch POST carries no id_token")
+            raise LaunchProblem(_l("Missing id_token"), _l("the launch POST carries no id_token"))
         try:
             self.validate_jwt_format()
         except LtiException as exc:
-            raise LaunchProblem("Malformed id_token", str(exc)) from exc
+            raise LaunchProblem(_l("Malformed id_token"), str(exc)) from exc
         body: object = self._jwt["body"]
         if not isinstance(body, dict):
-            raise LaunchProblem("Malformed id_token", "its body is not a JSON object")
+            raise LaunchProblem(_l("Malformed id_token"), _l("its body is not a JSON object"))
         self.validate_registration()
         self.validate_jwt_signature()
         self.validate_nonce()
@@ -117,18 +118,25 @@ class HardenedLaunch(MessageLaunch[_Form, Any, Any, Any]):
         body = self._jwt["body"]
         if body.get("iss") != self._login.issuer:
             raise LaunchProblem(
-                "Wrong issuer",
-                f"the id_token is from {body.get('iss')!r}, but the login was for "
-                f"{self._login.issuer!r}",
-                "the issuer registered for this platform",
+                _l("Wrong issuer"),
+                _l(
+                    "the id_token is from %(token_issuer)s, but the login was for %(issuer)s",
+                    token_issuer=repr(body.get("iss")),
+                    issuer=repr(self._login.issuer),
+                ),
+                _l("the issuer registered for this platform"),
                 status=403,
             )
         if client_id_of(body) != self._login.client_id:
             raise LaunchProblem(
-                "Wrong client id",
-                f"the id_token is for client {client_id_of(body)!r}, but the login was for "
-                f"{self._login.client_id!r}",
-                "the client id registered for this platform",
+                _l("Wrong client id"),
+                _l(
+                    "the id_token is for client %(token_client)s, but the login was for "
+                    "%(client_id)s",
+                    token_client=repr(client_id_of(body)),
+                    client_id=repr(self._login.client_id),
+                ),
+                _l("the client id registered for this platform"),
                 status=403,
             )
         return self
@@ -151,17 +159,23 @@ class HardenedLaunch(MessageLaunch[_Form, Any, Any, Any]):
             )
         except jwt.ExpiredSignatureError as exc:
             raise LaunchProblem(
-                "Expired launch", "the id_token has expired", "the clocks of both servers"
+                _l("Expired launch"),
+                _l("the id_token has expired"),
+                _l("the clocks of both servers"),
             ) from exc
         except jwt.ImmatureSignatureError as exc:
             raise LaunchProblem(
-                "Launch from the future",
-                f"the id_token was issued more than {LEEWAY_S} s from now ({exc})",
-                "the clocks of both servers",
+                _l("Launch from the future"),
+                _l(
+                    "the id_token was issued more than %(leeway)s s from now (%(exc)s)",
+                    leeway=LEEWAY_S,
+                    exc=exc,
+                ),
+                _l("the clocks of both servers"),
             ) from exc
         except jwt.InvalidTokenError as exc:
             raise LaunchProblem(
-                "Invalid id_token", str(exc), "the platform's key set URL", status=403
+                _l("Invalid id_token"), str(exc), _l("the platform's key set URL"), status=403
             ) from exc
         check_audience(self._jwt["body"], self._login.client_id)
         return self
@@ -171,10 +185,12 @@ class HardenedLaunch(MessageLaunch[_Form, Any, Any, Any]):
         nonce = self._jwt["body"].get("nonce")
         if nonce != self._login.nonce:
             raise LaunchProblem(
-                "Wrong nonce", "the nonce is not the one this login sent", status=403
+                _l("Wrong nonce"), _l("the nonce is not the one this login sent"), status=403
             )
         if not self._use_nonce(self._login.issuer, nonce):
-            raise LaunchProblem("Replayed launch", "this id_token was used before", status=403)
+            raise LaunchProblem(
+                _l("Replayed launch"), _l("this id_token was used before"), status=403
+            )
         return self
 
     def validate_deployment(self) -> HardenedLaunch:
@@ -183,10 +199,15 @@ class HardenedLaunch(MessageLaunch[_Form, Any, Any, Any]):
         if isinstance(deployment_id, str) and len(deployment_id) <= 255 and deployment_id:
             if not self._deployment_known(self._login.platform_id, deployment_id):
                 raise LaunchProblem(
-                    "Unknown deployment",
-                    f"deployment {deployment_id!r} is not registered for this platform",
-                    "the deployment id in the platform registration "
-                    "(codeblanks platforms add --deployment-id, or the admin page)",
+                    _l("Unknown deployment"),
+                    _l(
+                        "deployment %(deployment_id)s is not registered for this platform",
+                        deployment_id=repr(deployment_id),
+                    ),
+                    _l(
+                        "the deployment id in the platform registration "
+                        "(codeblanks platforms add --deployment-id, or the admin page)"
+                    ),
                     status=403,
                 )
         return self
@@ -198,5 +219,5 @@ class HardenedLaunch(MessageLaunch[_Form, Any, Any, Any]):
         try:
             super().validate_message()
         except LtiException as exc:
-            raise LaunchProblem("Invalid launch message", str(exc)) from exc
+            raise LaunchProblem(_l("Invalid launch message"), str(exc)) from exc
         return message_type

@@ -13,6 +13,9 @@ from typing import Any
 
 from flask import Flask, Response, g, jsonify, render_template, request
 from flask.json.provider import DefaultJSONProvider
+from flask_babel import LazyString
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
 from sqlalchemy.exc import InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from werkzeug.exceptions import HTTPException
@@ -26,6 +29,18 @@ lti_log = logging.getLogger("codeblanks.lti")
 Answer = tuple[Response | str, int, dict[str, str]]
 STORE_DOWN = (OperationalError, InterfaceError, PoolTimeout)
 _RETRY_S = 5
+# Werkzeug's errors in the user's words: (title, sentence) by status, the sentence used only
+# when the error carries Werkzeug's own English description (ours are translated already)
+HTTP_WORDS: dict[int, tuple[LazyString, LazyString]] = {
+    400: (_l("Bad request"), _l("The request could not be understood; open the page again.")),
+    401: (_l("Not signed in"), _l("Open this page from your course to sign in.")),
+    403: (_l("Forbidden"), _l("You may not open this page.")),
+    404: (_l("Not found"), _l("There is no such page here. Open it again from your course.")),
+    405: (_l("Method not allowed"), _l("This page cannot be used that way.")),
+    413: (_l("Too large"), _l("What was sent is too large.")),
+    415: (_l("Unsupported media type"), _l("What was sent is not in a form this page takes.")),
+    429: (_l("Too many requests"), _l("Too many requests at once; wait a moment and try again.")),
+}
 
 
 class JsonProvider(DefaultJSONProvider):
@@ -74,9 +89,10 @@ def launch_refused(problem: LaunchProblem) -> Answer:
         problem,
         extra={"title": problem.title, "check": problem.check, "path": request.path},
     )
+    shown = problem.translated()
     if wants_json():
-        return jsonify(error="launch_refused", message=str(problem)), problem.status, {}
-    return render_template("lti/error.html", problem=problem), problem.status, {}
+        return jsonify(error="launch_refused", message=str(shown)), problem.status, {}
+    return render_template("lti/error.html", problem=shown), problem.status, {}
 
 
 def registration_refused(problem: RegistrationProblem) -> Answer:
@@ -86,7 +102,8 @@ def registration_refused(problem: RegistrationProblem) -> Answer:
         problem,
         extra={"title": problem.title, "check": problem.check, "path": request.path},
     )
-    return render_template("lti/registration_error.html", problem=problem), problem.status, {}
+    shown = problem.translated()
+    return render_template("lti/registration_error.html", problem=shown), problem.status, {}
 
 
 def http_error(exc: HTTPException) -> Answer:
@@ -95,20 +112,32 @@ def http_error(exc: HTTPException) -> Answer:
     name = exc.name or "Error"
     headers = dict(exc.get_headers()) if code == 405 else {}
     headers.pop("Content-Type", None)
+    title, message = _words(exc, code, name)
     if wants_json():
-        return jsonify(error=name.lower().replace(" ", "_"), message=exc.description), code, headers
-    page = render_template("error.html", title=name, message=exc.description)
+        # `error` is the stable English code; only the sentence is in the user's language
+        return jsonify(error=name.lower().replace(" ", "_"), message=message), code, headers
+    page = render_template("error.html", title=title, message=message)
     return page, code, headers
+
+
+def _words(exc: HTTPException, code: int, name: str) -> tuple[str, str]:
+    """Return an HTTP error's title and sentence in the user's language."""
+    description = exc.description or ""
+    words = HTTP_WORDS.get(code)
+    if words is None:
+        return name, description
+    default = description == type(exc).description or not description
+    return str(words[0]), str(words[1]) if default else description
 
 
 def store_down(exc: Exception) -> Answer:
     """Answer 503 while the database is unreachable or locked; the client may try again."""
     log.warning("the store is unavailable: %s", type(exc).__name__, extra={"path": request.path})
-    message = "The grader's database is unavailable for a moment; try again in a few seconds."
+    message = _("The grader's database is unavailable for a moment; try again in a few seconds.")
     headers = {"Retry-After": str(_RETRY_S)}
     if wants_json():
         return jsonify(error="unavailable", message=message), 503, headers
-    page = render_template("error.html", title="Unavailable for a moment", message=message)
+    page = render_template("error.html", title=_("Unavailable for a moment"), message=message)
     return page, 503, headers
 
 
@@ -118,11 +147,12 @@ def internal_error(exc: Exception) -> Answer:
         return http_error(exc)
     log.exception("unhandled error on %s %s", request.method, request.path)
     request_id = str(g.get("request_id", ""))
-    message = (
+    message = _(
         "Something went wrong on our side. If it keeps happening, tell the tool's "
-        f"administrator this request id: {request_id}."
+        "administrator this request id: %(request_id)s.",
+        request_id=request_id,
     )
     if wants_json():
         return jsonify(error="internal_error", message=message, request_id=request_id), 500, {}
-    page = render_template("error.html", title="Something went wrong", message=message)
+    page = render_template("error.html", title=_("Something went wrong"), message=message)
     return page, 500, {}

@@ -17,6 +17,7 @@ from werkzeug.wrappers import Response as WebResponse
 from service.lti import logins, registration
 from service.lti.claims import LaunchProblem, check_target
 from service.lti.registration import RegistrationProblem
+from service.lti.words import _l
 from service.store import platform_rows, registration_tokens
 from service.store.models import utcnow
 from service.web.lms import launch_pages
@@ -39,7 +40,9 @@ def login() -> WebResponse:
     for required in ("iss", "login_hint", "target_link_uri"):
         if not params.get(required):
             raise LaunchProblem(
-                "Incomplete login", f"the login request has no {required}", "the LMS's tool URL"
+                _l("Incomplete login"),
+                _l("the login request has no %(required)s", required=required),
+                _l("the LMS's tool URL"),
             )
     context = launch_pages.context()
     check_target(params["target_link_uri"], context.settings.base_url)
@@ -84,7 +87,7 @@ def launch() -> WebResponse | str:
     form = {k: v for k, v in request.form.items() if isinstance(v, str)}
     state = form.get("state", "")
     if not state:
-        raise LaunchProblem("Missing state", "the launch POST carries no state", status=400)
+        raise LaunchProblem(_l("Missing state"), _l("the launch POST carries no state"), status=400)
     context = launch_pages.context()
     pending = logins.pending(context.store, state)
     token = request.cookies.get(COOKIE_PREFIX + state[:16]) or form.get("browser_token")
@@ -132,7 +135,7 @@ def register() -> str:
     try:
         grant = registration_tokens.claim(context.store, request.args.get("token", ""), utcnow())
     except registration_tokens.TokenRefused as exc:
-        raise RegistrationProblem("No valid registration token", str(exc), status=403) from None
+        raise RegistrationProblem(_l("No valid registration token"), str(exc), status=403) from None
     try:
         platform = registration.register(
             context,

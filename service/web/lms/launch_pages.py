@@ -15,6 +15,7 @@ from service.lti import launch_records, logins, roster
 from service.lti.claims import DEEP_LINKING, DL, LaunchProblem
 from service.lti.tool import LtiContext, make_context
 from service.lti.validation import HardenedLaunch, Login, ValidLaunch
+from service.lti.words import _l
 from service.store.models import utcnow
 from service.web import csrf
 from service.web.auth import session_token, sign_in
@@ -70,7 +71,7 @@ def open(  # noqa: A001 - the launch opens
     if valid.message_type == DEEP_LINKING:
         if not opened.teacher:
             raise LaunchProblem(
-                "Not a teacher", "only teachers can add lessons to a course", status=403
+                _l("Not a teacher"), _l("only teachers can add lessons to a course"), status=403
             )
         # only what the answer needs: the session travels in URLs
         settings = {

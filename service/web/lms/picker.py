@@ -8,6 +8,7 @@ from werkzeug.wrappers import Response as WebResponse
 from core.lessons import Lesson
 from service.lti.claims import LaunchProblem
 from service.lti.deep_linking import response_jwt
+from service.lti.words import _l
 from service.store import placement_rows, platform_rows
 from service.web import csrf
 from service.web.auth import add_placements, current_user, session_token
@@ -23,12 +24,14 @@ def deep_link() -> str:
     user = current_user()
     pending = session.get("deep_linking")
     if user is None or not user.teacher_course_ids or not isinstance(pending, dict):
-        raise LaunchProblem("No deep linking in progress", "start again from the LMS", status=403)
+        raise LaunchProblem(
+            _l("No deep linking in progress"), _l("start again from the LMS"), status=403
+        )
     ctx = launch_pages.context()
     lessons = _picked(request.form.getlist("lesson"), request.form.getlist("track"))
     platform = platform_rows.find(ctx.store, pending["platform_id"])
     if platform is None:
-        raise LaunchProblem("Unknown platform", "the registration was removed", status=403)
+        raise LaunchProblem(_l("Unknown platform"), _l("the registration was removed"), status=403)
     settings = pending["settings"]
     token = response_jwt(
         ctx.access(platform), pending["deployment_id"], settings, lessons, ctx.launch_url
@@ -46,11 +49,13 @@ def resource_link(course_id: int) -> WebResponse:
     user = current_user()
     link = request.args.get("link", "")
     if user is None or course_id not in user.teacher_course_ids or not link:
-        raise LaunchProblem("Not allowed", "only the course's teachers can pick", status=403)
+        raise LaunchProblem(
+            _l("Not allowed"), _l("only the course's teachers can pick"), status=403
+        )
     ctx = launch_pages.context()
     lesson = ctx.catalog.lesson(request.form.get("lesson", ""))
     if lesson is None:
-        raise LaunchProblem("Unknown lesson", "pick one of the listed lessons")
+        raise LaunchProblem(_l("Unknown lesson"), _l("pick one of the listed lessons"))
     placement_id = placement_rows.place(ctx.store, course_id, link, lesson.id, lesson.title)
     add_placements([placement_id])
     return redirect(url_for("teacher.placement", placement_id=placement_id, s=session_token()))
@@ -67,5 +72,5 @@ def _picked(ids: list[str], tracks: list[str]) -> list[Lesson]:
         if lesson is not None and lesson not in chosen:
             chosen.append(lesson)
     if not chosen:
-        raise LaunchProblem("Nothing picked", "choose at least one lesson or track")
+        raise LaunchProblem(_l("Nothing picked"), _l("choose at least one lesson or track"))
     return chosen
