@@ -28,7 +28,15 @@ from service.store.models import (
 
 
 class RegradeProblem(Exception):
-    """A regrade that cannot start or be sent now, with the sentence the teacher reads."""
+    """A regrade that cannot start or be sent now, with the sentence the teacher reads.
+
+    The sentence is English, marked for the catalog (N_); the teacher's page translates it.
+    """
+
+
+def N_(message: str) -> str:  # noqa: N802  the extraction keyword: translated by the page
+    """Mark a sentence for the catalog without translating it here (no Flask in the store)."""
+    return message
 
 
 @dataclass(frozen=True)
@@ -73,7 +81,7 @@ def start(
     """Snapshot the scores and queue the placement's graded submissions; return their ids."""
     if open_regrade(session, placement.id) is not None:
         raise RegradeProblem(
-            "A regrade of this lesson is waiting for your review: send its scores first."
+            N_("A regrade of this lesson is waiting for your review: send its scores first.")
         )
     users = sorted(
         set(
@@ -168,8 +176,8 @@ def send(session: Session, placement_id: int, now: datetime) -> list[int]:
     """Close the placement's finished regrade and release its held syncs; return the users."""
     regrade = open_regrade(session, placement_id)
     if regrade is None:
-        raise RegradeProblem("There is no regrade of this lesson waiting to be sent.")
+        raise RegradeProblem(N_("There is no regrade of this lesson waiting to be sent."))
     if not progress(session, regrade).finished:
-        raise RegradeProblem("The regrade is still running: send its scores once it is done.")
+        raise RegradeProblem(N_("The regrade is still running: send its scores once it is done."))
     regrade.sent_at = now
     return grades.release_held(session, placement_id, now)

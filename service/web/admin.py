@@ -12,6 +12,7 @@ from datetime import timedelta
 
 from flask import Blueprint, Response, abort, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
+from flask_babel import gettext as _
 
 from service.lti import registration
 from service.store import throttles
@@ -43,7 +44,7 @@ def require_admin() -> Response | None:
     wait = throttles.wait_s(store, limits, FAILURE_WINDOW, now)
     if wait:
         return Response(
-            f"Too many wrong passwords; try again in {wait} s.",
+            _("Too many wrong passwords; try again in %(wait)d s.", wait=wait),
             429,
             {"Retry-After": str(wait)},
             mimetype="text/plain",
@@ -54,7 +55,7 @@ def require_admin() -> Response | None:
         if auth is not None:  # a browser's first request, with no credentials, is no guess
             throttles.fail(store, [client, ACCOUNT], FAILURE_WINDOW, now)
         return Response(
-            "The admin password is needed.",
+            _("The admin password is needed."),
             401,
             {"WWW-Authenticate": 'Basic realm="CodeBlanks admin", charset="UTF-8"'},
         )
@@ -101,7 +102,7 @@ def register_url() -> ResponseReturnValue:
     replaces = form.get("replaces", "").strip()
     try:
         if not (hours.isascii() and hours.isdigit() and len(hours) <= 4):
-            raise ValueError("give the hours the URL is valid as a whole number")
+            raise ValueError(_("give the hours the URL is valid as a whole number"))
         url = registration.registration_url(
             extensions.store(),
             extensions.settings().base_url,

@@ -12,6 +12,7 @@ import hmac
 import secrets
 
 from flask import abort, current_app, session
+from flask_babel import gettext as _
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 
 FIELD = "csrf"
@@ -35,14 +36,14 @@ def check(value: str | None) -> None:
     """Abort with 400 unless `value` is a fresh token of this session."""
     expected = session.get(_KEY)
     if not value or not isinstance(expected, str):
-        abort(400, "The form is missing its security token; open the page again.")
+        abort(400, _("The form is missing its security token; open the page again."))
     max_age = int(current_app.permanent_session_lifetime.total_seconds())
     try:
         nonce = _serializer().loads(value, max_age=max_age)
     except BadSignature:
-        abort(400, "The form's security token is stale or invalid; open the page again.")
+        abort(400, _("The form's security token is stale or invalid; open the page again."))
     if not isinstance(nonce, str) or not hmac.compare_digest(nonce, expected):
-        abort(400, "The form's security token belongs to another session; open the page again.")
+        abort(400, _("The form's security token belongs to another session; open the page again."))
 
 
 def _serializer() -> URLSafeTimedSerializer:

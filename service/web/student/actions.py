@@ -7,15 +7,17 @@ renders them.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
 from celery import Celery
+from flask_babel import gettext as _
+from flask_babel import ngettext
 
 from core.cases import shown_to_student
 from core.lessons import Catalog, Lesson
-from core.placements import Closure, Reveal
+from core.placements import Closed, Closure, Policy, Reveal
 from core.questions import AnswerError, score_answer
 from core.sources import Fault, SourceRefused
 from service.queue import GradeMessage, send_grade
@@ -24,6 +26,7 @@ from service.store import answers, drafts, grades, placement_rows, submissions
 from service.store.database import Store
 from service.store.models import Placement, Submission, SubmissionStatus
 from service.web.auth import SignedIn
+from service.web.rendering import when
 
 
 class Refused(Exception):
@@ -83,15 +86,15 @@ def submit(
 ) -> Submitted:
     """Check the placement, the rate and the policy, then write a queued submission."""
     if not user.may_open(placement_id):
-        raise Refused(403, "not_launched", "Open this lesson from your course first.")
+        raise Refused(403, "not_launched", _("Open this lesson from your course first."))
     with store.transaction() as connection:
         found = submissions.submitting(connection, placement_id)
         if found is None:
-            raise Refused(404, "unknown_placement", "There is no such lesson placement.")
+            raise Refused(404, "unknown_placement", _("There is no such lesson placement."))
         lesson_id, policy = found
         lesson = _lesson(catalog, lesson_id)
         if lesson.exercise is None:
-            raise Refused(404, "no_exercise", "This lesson has no exercise to submit code to.")
+            raise Refused(404, "no_exercise", _("This lesson has no exercise to submit code to."))
         submissions.lock_author(connection, user.user_id)
         since = now - timedelta(seconds=settings.submit_window_s)
         count, oldest = submissions.recent(connection, user.user_id, since)
@@ -108,7 +111,7 @@ def submit(
         closed = policy.closed(now, used, revealed)
         if closed is not None:
             status = 403 if closed.closure is Closure.PAST_DUE else 409
-            raise Refused(status, closed.closure.value, closed.message)
+            raise Refused(status, closed.closure.value, closed_message(policy, closed))
         late = policy.is_late(now)
         created = submissions.queue_new(connection, placement_id, user.user_id, source, late, now)
         # nothing goes to the LMS yet: a score posted now could only repeat the one it holds
@@ -135,15 +138,21 @@ def answer(
     placement, lesson = open_placement(store, catalog, user, placement_id)
     question = lesson.question(question_id)
     if question is None:
-        raise Refused(404, "unknown_question", f"This lesson has no question {question_id!r}.")
+        raise Refused(
+            404,
+            "unknown_question",
+            _("This lesson has no question %(question)s.", question=repr(question_id)),
+        )
     policy = grades.policy_of(placement)
     closed = policy.closed(now)
     if closed is not None:
-        raise Refused(403, closed.closure.value, closed.message)
+        raise Refused(403, closed.closure.value, closed_message(policy, closed))
     try:
         result = score_answer(question, given)
     except AnswerError as exc:
-        raise Refused(400, "malformed_answer", f"The answer does not fit: {exc}.") from None
+        raise Refused(
+            400, "malformed_answer", _("The answer does not fit: %(problem)s.", problem=exc)
+        ) from None
     kept = answers.record(
         store,
         placement.id,
@@ -156,7 +165,7 @@ def answer(
         now,
     )
     if not kept:
-        raise Refused(409, "already_answered", "You have answered this question already.")
+        raise Refused(409, "already_answered", _("You have answered this question already."))
     return Scored(question.id, result.earned, result.possible, question.explanation)
 
 
@@ -198,7 +207,7 @@ def status_of(store: Store, user: SignedIn, submission_id: int, now: datetime) -
     """Return the submission's status and, once graded, its verdict; only to its author."""
     submission = submissions.get(store, submission_id)
     if submission is None or submission.user_id != user.user_id:
-        raise Refused(404, "unknown_submission", "There is no such submission of yours.")
+        raise Refused(404, "unknown_submission", _("There is no such submission of yours."))
     revealed = False
     if withholds(submission):  # only then is the policy worth its queries (a stream polls)
         placement = placement_rows.find(store, submission.placement_id)
@@ -275,17 +284,21 @@ def open_placement(
     """Return the placement and its lesson, if the user's launches opened it."""
     # the launch check first: whether a placement exists is nobody else's business
     if not user.may_open(placement_id):
-        raise Refused(403, "not_launched", "Open this lesson from your course first.")
+        raise Refused(403, "not_launched", _("Open this lesson from your course first."))
     placement = placement_rows.find(store, placement_id)
     if placement is None:
-        raise Refused(404, "unknown_placement", "There is no such lesson placement.")
+        raise Refused(404, "unknown_placement", _("There is no such lesson placement."))
     return placement, _lesson(catalog, placement.lesson_id)
 
 
 def _lesson(catalog: Catalog, lesson_id: str) -> Lesson:
     lesson = catalog.lesson(lesson_id)
     if lesson is None:
-        raise Refused(404, "unknown_lesson", f"The lesson {lesson_id!r} is not in the catalog.")
+        raise Refused(
+            404,
+            "unknown_lesson",
+            _("The lesson %(lesson)s is not in the catalog.", lesson=repr(lesson_id)),
+        )
     return lesson
 
 
@@ -295,7 +308,44 @@ def _check_rate(count: int, oldest: datetime | None, since: datetime, settings: 
         raise Refused(
             429,
             "rate_limited",
-            f"You submitted {count} times in {settings.submit_window_s} s; "
-            f"wait {wait} s before submitting again.",
+            ngettext(
+                "You submitted %(num)d time in %(window)d s; wait %(wait)d s before "
+                "submitting again.",
+                "You submitted %(num)d times in %(window)d s; wait %(wait)d s before "
+                "submitting again.",
+                count,
+                window=settings.submit_window_s,
+                wait=wait,
+            ),
             retry_after=wait,
         )
+
+
+def worded(policy: Policy, closed: Closed | None) -> Closed | None:
+    """Return the closure with its sentence in the student's language (None stays None)."""
+    return None if closed is None else replace(closed, message=closed_message(policy, closed))
+
+
+def closed_message(policy: Policy, closed: Closed) -> str:
+    """Return why a placement takes no more work, in the student's language.
+
+    core.placements words it in English (`closed.message`); the web says it again per
+    request from the closure and the policy it came from.
+    """
+    if closed.closure is Closure.PAST_DUE and policy.due_at is not None:
+        return str(
+            _("This lesson was due on %(due)s; late work is not accepted.", due=when(policy.due_at))
+        )
+    if closed.closure is Closure.OUT_OF_ATTEMPTS and policy.max_attempts is not None:
+        return str(
+            ngettext(
+                "You have used your %(num)d attempt at this exercise.",
+                "You have used all %(num)d attempts at this exercise.",
+                policy.max_attempts,
+            )
+        )
+    if closed.closure is Closure.SOLUTION_SHOWN:
+        return str(
+            _("The sample solution is shown now, so this exercise takes no more submissions.")
+        )
+    return closed.message

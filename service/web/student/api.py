@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, request, url_for
+from flask_babel import gettext as _
 from sqlalchemy.exc import DBAPIError
 
 from core.sources import SourceRefused, check_source, check_text
@@ -34,7 +35,7 @@ def refuse_cross_site_writes() -> None:
             raise Refused(
                 403,
                 "cross_site",
-                "Send JSON (Content-Type: application/json) or the X-CodeBlanks-Session header.",
+                _("Send JSON (Content-Type: application/json) or the X-CodeBlanks-Session header."),
             )
 
 
@@ -99,7 +100,7 @@ def answer(placement_id: int) -> tuple[Response, int]:
     body = _json_body()
     question_id = body.get("question_id")
     if not isinstance(question_id, str) or "answer" not in body:
-        raise Refused(400, "bad_request", 'Send {"question_id": "...", "answer": ...}.')
+        raise Refused(400, "bad_request", _('Send {"question_id": "...", "answer": ...}.'))
     scored = actions.answer(
         extensions.store(),
         extensions.catalog(),
@@ -119,7 +120,7 @@ def _source() -> str:
         if request.is_json:
             source = _json_body().get("source")
             if not isinstance(source, str):
-                raise Refused(400, "bad_request", 'Send {"source": "<your code>"}.')
+                raise Refused(400, "bad_request", _('Send {"source": "<your code>"}.'))
             return check_text(source)
         return check_source(request.get_data(cache=False))
     except SourceRefused as refused:
@@ -129,7 +130,7 @@ def _source() -> str:
 def _json_body() -> dict[str, Any]:
     body = request.get_json(silent=True)
     if not isinstance(body, dict):
-        raise Refused(400, "bad_request", "The body must be a JSON object.")
+        raise Refused(400, "bad_request", _("The body must be a JSON object."))
     return body
 
 
@@ -151,5 +152,5 @@ def _stream(
 def _signed_in() -> SignedIn:
     user = current_user()
     if user is None:
-        raise Refused(401, "not_signed_in", "Open this lesson from your course to sign in.")
+        raise Refused(401, "not_signed_in", _("Open this lesson from your course to sign in."))
     return user

@@ -139,8 +139,8 @@ def lesson_page(
         score=score,
         attempts_used=used,
         revealed=revealed,
-        closed=policy.closed(now, used, revealed),
-        questions_closed=policy.closed(now),
+        closed=actions.worded(policy, policy.closed(now, used, revealed)),
+        questions_closed=actions.worded(policy, policy.closed(now)),
         code=draft.source if draft else (attempts[0].source if attempts else starter),
     )
 

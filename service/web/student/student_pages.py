@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from flask import Blueprint, current_app, jsonify, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
+from flask_babel import gettext as _
 
 from core.sources import SourceRefused, check_text
 from service.queue import SyncMessage, send_sync
@@ -94,5 +95,5 @@ def _back(placement_id: int, anchor: str) -> ResponseReturnValue:
 def _user() -> SignedIn:
     user = current_user()
     if user is None:
-        raise Refused(401, "not_signed_in", "Open this lesson from your course to sign in.")
+        raise Refused(401, "not_signed_in", _("Open this lesson from your course to sign in."))
     return user

@@ -15,6 +15,8 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from celery import Celery
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
 
 from core.lesson_scores import LessonScore
 from core.lessons import Catalog
@@ -25,11 +27,11 @@ from service.store.gradebook import SyncState
 from service.store.models import SyncStatus, User
 from service.web.rendering import points
 
-NO_ROSTER = (
+NO_ROSTER = _l(
     "The LMS offers no roster for this course, so only students who have opened a lesson "
     "are listed."
 )
-READING = "The roster is being refreshed from the LMS; reload in a moment."
+READING = _l("The roster is being refreshed from the LMS; reload in a moment.")
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 # a spreadsheet that splits on another separator (";" in Turkish or German Excel, a tab, a
 # pipe) starts a new cell after it: a formula may begin there too
@@ -100,12 +102,15 @@ def roster_note(store: Store, celery_app: Celery, course_id: int, now: datetime)
     with store.reading() as session:
         found = roster_reads.state(session, course_id)
     if found is None or not found.offered:
-        return NO_ROSTER
+        return str(NO_ROSTER)
     if found.error:
-        return (
-            f"The roster could not be refreshed ({found.error}); showing the students known so far."
+        return str(
+            _(
+                "The roster could not be refreshed (%(error)s); showing the students known so far.",
+                error=found.error,
+            )
         )
-    return READING if found.pending else None
+    return str(READING) if found.pending else None
 
 
 def build(
@@ -146,7 +151,7 @@ def build(
             )
         rows.append(Row(user.id, user.name or user.sub, user.email, active, cells))
     rows.sort(key=lambda row: (row.name.casefold(), row.user_id))
-    title = (course.title if course else "") or "Course"
+    title = (course.title if course else "") or _("Course")
     return Gradebook(course_id, title, columns, rows)
 
 
@@ -163,20 +168,32 @@ def resend_failed(
 
 
 def as_csv(book: Gradebook) -> str:
-    """Return the gradebook as CSV: a row per student, a score column per placed lesson."""
+    """Return the gradebook as CSV: a row per student, a score column per placed lesson.
+
+    The header is in the viewer's language; the cells stay machine-readable whatever it is
+    (scores with a decimal point, sync states as their stored names), the columns' order too.
+    """
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n")
-    header = ["Student", "Email"]
+    header = [_("Student"), _("Email")]
     for column in book.columns:
-        header += [f"{column.title} (out of {points(column.points)})", f"{column.title}: LMS"]
+        header += [
+            _("%(lesson)s (out of %(points)s)", lesson=column.title, points=points(column.points)),
+            _("%(lesson)s: LMS", lesson=column.title),
+        ]
     writer.writerow([_cell(value) for value in header])
     for row in book.rows:
         values = [row.name, row.email]
         for cell in row.cells:
-            values.append(points(cell.score.given) if cell.score else "")
+            values.append(_plain(cell.score.given) if cell.score else "")
             values.append(cell.sync.status if cell.sync else "")
         writer.writerow([_cell(value) for value in values])
     return out.getvalue()
+
+
+def _plain(value: float) -> str:
+    """Return a score as a spreadsheet reads it in any language: "7.5", "10", "0.33"."""
+    return f"{round(value, 2):g}"
 
 
 def _cell(value: str) -> str:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from flask_babel import gettext as _
+
 from core.lessons import Catalog, Lesson
 from service.store import case_tallies, memberships, regrades, work
 from service.store.case_tallies import CaseTally
@@ -145,7 +147,8 @@ def histogram(fractions: list[float]) -> list[Bucket]:
     for fraction in fractions:
         counts[min(int(max(fraction, 0.0) * BUCKETS), BUCKETS - 1)] += 1
     largest = max(counts) or 1
-    labels = [f"{10 * i}–{10 * i + 9}%" for i in range(BUCKETS - 1)] + ["90–100%"]
+    bands = [(10 * i, 10 * i + 9) for i in range(BUCKETS - 1)] + [(90, 100)]
+    labels = [_("%(low)d–%(high)d%%", low=low, high=high) for low, high in bands]
     return [
         Bucket(label, count, count / largest) for label, count in zip(labels, counts, strict=True)
     ]

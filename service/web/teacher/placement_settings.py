@@ -11,6 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
+
 from core.placements import Reveal
 from service.store import placement_rows
 from service.store.database import Store
@@ -18,10 +21,10 @@ from service.store.models import Placement
 
 MAX_ATTEMPTS = 1000
 REVEALS = {
-    Reveal.NEVER: "Never",
-    Reveal.AFTER_PASS: "After a passing submission",
-    Reveal.AFTER_ATTEMPTS: "After the last attempt (needs a maximum of attempts)",
-    Reveal.AFTER_DUE: "After the due date",
+    Reveal.NEVER: _l("Never"),
+    Reveal.AFTER_PASS: _l("After a passing submission"),
+    Reveal.AFTER_ATTEMPTS: _l("After the last attempt (needs a maximum of attempts)"),
+    Reveal.AFTER_DUE: _l("After the due date"),
 }
 _FORM_TIME = "%Y-%m-%dT%H:%M"
 _DECIMAL = re.compile(r"[0-9]{1,3}(?:\.[0-9]{1,4})?")
@@ -58,7 +61,7 @@ def parse(form: Mapping[str, str]) -> tuple[PlacementSettings | None, dict[str, 
     try:
         reveal = Reveal(form.get("reveal", ""))
     except ValueError:
-        errors["reveal"] = "Choose when the answers are shown."
+        errors["reveal"] = _("Choose when the answers are shown.")
         reveal = Reveal.NEVER
     max_attempts = _count(form, "max_attempts", errors, required=False)
     after = None
@@ -67,14 +70,15 @@ def parse(form: Mapping[str, str]) -> tuple[PlacementSettings | None, dict[str, 
         # attempts" is only "after the last attempt"
         after = _count(form, "reveal_after_attempts", errors, required=False)
         if max_attempts is None and "max_attempts" not in errors:
-            errors["max_attempts"] = (
+            errors["max_attempts"] = _(
                 "Showing the answers after a number of attempts needs a maximum number of "
                 "attempts: they are shown once none are left."
             )
         elif max_attempts is not None and after is not None and after != max_attempts:
-            errors["reveal_after_attempts"] = (
-                f"Must be the maximum attempts ({max_attempts}): answers shown while attempts "
-                "are left would be worth points."
+            errors["reveal_after_attempts"] = _(
+                "Must be the maximum attempts (%(most)d): answers shown while attempts are left "
+                "would be worth points.",
+                most=max_attempts,
             )
         elif max_attempts is not None and "reveal_after_attempts" not in errors:
             after = max_attempts
@@ -84,16 +88,16 @@ def parse(form: Mapping[str, str]) -> tuple[PlacementSettings | None, dict[str, 
         try:
             due_at = datetime.strptime(raw_due, _FORM_TIME).replace(tzinfo=UTC)
         except ValueError:
-            errors["due_at"] = "Give a date and time like 2027-01-31T23:59 (UTC), or nothing."
+            errors["due_at"] = _("Give a date and time like 2027-01-31T23:59 (UTC), or nothing.")
     if reveal is Reveal.AFTER_DUE and due_at is None and "due_at" not in errors:
-        errors["due_at"] = "Showing the answers after the due date needs a due date."
+        errors["due_at"] = _("Showing the answers after the due date needs a due date.")
     penalty = None
     if form.get("late", "refuse") == "accept":
         penalty = _percent(form.get("late_penalty", "").strip(), errors)
     elif form.get("late") != "refuse":
-        errors["late"] = "Choose whether late work is accepted."
+        errors["late"] = _("Choose whether late work is accepted.")
     if reveal is Reveal.AFTER_DUE and penalty is not None:
-        errors["late"] = (
+        errors["late"] = _(
             "Late work cannot be taken once the answers are shown at the due date: refuse "
             "late work, or show the answers at another moment."
         )
@@ -121,13 +125,18 @@ def _count(
     raw = form.get(name, "").strip()
     if not raw:
         if required:
-            errors[name] = "Give a number of attempts."
+            errors[name] = _("Give a number of attempts.")
         return None
     # ASCII digits, few of them: "²".isdigit() holds and int() refuses it, and int() of
     # thousands of digits raises
     if not (raw.isascii() and raw.isdigit() and len(raw) <= 4) or not 1 <= int(raw) <= MAX_ATTEMPTS:
-        errors[name] = f"Give a whole number from 1 to {MAX_ATTEMPTS}" + (
-            "." if required else ", or nothing for no limit."
+        errors[name] = (
+            _("Give a whole number from 1 to %(most)d.", most=MAX_ATTEMPTS)
+            if required
+            else _(
+                "Give a whole number from 1 to %(most)d, or nothing for no limit.",
+                most=MAX_ATTEMPTS,
+            )
         )
         return None
     return int(raw)
@@ -137,7 +146,7 @@ def _percent(raw: str, errors: dict[str, str]) -> float | None:
     # float() takes "nan", "1e2", and digits of any script: only plain decimals here
     value = float(raw) if _DECIMAL.fullmatch(raw) else -1.0
     if not 0 <= value <= 100:
-        errors["late_penalty"] = "Give the share taken off late work, from 0 to 100 (%)."
+        errors["late_penalty"] = _("Give the share taken off late work, from 0 to 100 (%).")
         return None
     return value / 100
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from flask import Blueprint, current_app, jsonify, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
+from flask_babel import gettext
 
 from service.store.models import Placement, utcnow
 from service.store.regrades import RegradeProblem
@@ -31,7 +32,7 @@ def start(placement_id: int) -> ResponseReturnValue:
     try:
         count = regrading.start_regrade(store(), catalog(), celery, found, user.user_id, utcnow())
     except RegradeProblem as exc:
-        return _page(found, None, str(exc)), 409
+        return _page(found, None, gettext(str(exc))), 409  # marked N_ where raised
     return _back(placement_id, started=count)
 
 
@@ -64,7 +65,7 @@ def send(placement_id: int) -> ResponseReturnValue:
             store(), current_app.extensions["celery"], placement_id, utcnow()
         )
     except RegradeProblem as exc:
-        return _page(found, None, str(exc)), 409
+        return _page(found, None, gettext(str(exc))), 409  # marked N_ where raised
     return _back(placement_id, sent=sent)
 
 

@@ -16,7 +16,7 @@ from service.queue import GradeMessage, Queue, SyncMessage, send_grade, send_syn
 from service.store import regrades, submissions
 from service.store.database import Store
 from service.store.models import Placement, utcnow
-from service.store.regrades import RegradeProblem
+from service.store.regrades import N_, RegradeProblem
 
 
 def regrade(store: Store, celery_app: Celery, placement_id: int) -> int:
@@ -42,7 +42,7 @@ def start_regrade(
     """Keep the scores, queue the placement's graded submissions for review; return how many."""
     lesson = catalog.lesson(placement.lesson_id)
     if lesson is None or lesson.exercise is None:
-        raise RegradeProblem("This lesson has no exercise in the catalog to regrade.")
+        raise RegradeProblem(N_("This lesson has no exercise in the catalog to regrade."))
     with store.session() as session:
         ids = regrades.start(session, placement, lesson, teacher_id, now)
     for submission_id in ids:

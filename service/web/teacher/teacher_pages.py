@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, current_app, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
+from flask_babel import gettext as _
 
 from service.queue import SyncMessage, send_sync
 from service.store.models import Placement, utcnow
@@ -88,7 +89,7 @@ def student(placement_id: int, user_id: int) -> str:
     _user, found = placement_teacher(placement_id)
     work = lesson_report.student_work(store(), catalog(), found, user_id)
     if work is None:
-        raise Refused(404, "unknown_student", "This student is not in the course.")
+        raise Refused(404, "unknown_student", _("This student is not in the course."))
     return render_template("teacher/student.html", work=work, **csrf.page_tokens())
 
 

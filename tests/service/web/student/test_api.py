@@ -342,3 +342,25 @@ def test_answers_close_at_the_due_date(client, store, sent):
     launch(client, placed.user_id, placed.placement_id)
     response = answer(client, placed.placement_id, "why-scale", 1)
     assert (response.status_code, response.get_json()["error"]) == (403, "past_due")
+
+
+def test_refusals_speak_the_students_language_and_keep_their_codes(client, store, sent):
+    placed = place(store, due_at=utcnow() - timedelta(minutes=1))
+    launch(client, placed.user_id, placed.placement_id)
+    english = answer(client, placed.placement_id, "why-scale", 1).get_json()
+    assert english["error"] == "past_due" and "late work is not accepted" in english["message"]
+    client.environ_base["HTTP_ACCEPT_LANGUAGE"] = "tr-TR,tr;q=0.9,en;q=0.5"
+    response = answer(client, placed.placement_id, "why-scale", 1)
+    body = response.get_json()
+    assert (response.status_code, body["error"]) == (403, "past_due")
+    assert "geç teslim kabul edilmiyor" in body["message"] and "UTC" in body["message"]
+
+
+def test_an_answer_refused_in_turkish(client, student, sent):
+    client.environ_base["HTTP_ACCEPT_LANGUAGE"] = "tr"
+    assert answer(client, student.placement_id, "why-scale", 0).status_code == 201
+    again = answer(client, student.placement_id, "why-scale", 0)
+    assert again.status_code == 409 and again.get_json() == {
+        "error": "already_answered",
+        "message": "Bu soruyu zaten cevapladın.",
+    }

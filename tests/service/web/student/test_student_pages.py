@@ -334,3 +334,15 @@ def test_the_course_page_lists_the_placed_lessons(client, store, student):
     assert "Masks" in page and "open it from your course to start" in page
     sign_in(client, add_student(store, student, "outsider"), [])
     assert client.get(f"/courses/{course_id}").status_code == 403
+
+
+def test_a_csrf_refusal_is_in_the_launchs_language(client, student, store, sent):
+    with client.session_transaction() as session:
+        session["locale"] = "tr"  # what a launch with launch_presentation.locale "tr-TR" keeps
+    client.get(lesson_url(student))
+    data = {"question_id": "rnn-advantage", "answer": "1"}
+    posted = client.post(f"/lessons/{student.placement_id}/answers", data=data)
+    assert posted.status_code == 400
+    assert "Formun güvenlik anahtarı eksik; sayfayı yeniden aç." in posted.get_data(as_text=True)
+    with store.session() as session:
+        assert session.scalar(select(QuestionAnswer)) is None

@@ -163,6 +163,20 @@ def test_csv_export_has_every_student_and_defuses_formulas(client, store, teache
     assert ["Berna", "", "", ""] in rows
 
 
+def test_csv_header_follows_the_viewer_and_its_cells_stay_machine_readable(client, store, teacher):
+    work(store, teacher)
+    client.environ_base["HTTP_ACCEPT_LANGUAGE"] = "tr"
+    answer = client.get(f"/teach/courses/{teacher.platform_id}/gradebook.csv")
+    rows = list(csv.reader(io.StringIO(answer.get_data(as_text=True))))
+    assert rows[0] == [
+        "Öğrenci",
+        "E-posta",
+        "What is attention? (8 üzerinden)",
+        "What is attention?: LMS",
+    ]
+    assert [row[2:] for row in rows[1:] if row[2]] == [["6", "skipped"]]  # the columns' order
+
+
 @pytest.mark.parametrize(
     ("value", "cell"),
     [
