@@ -24,7 +24,10 @@ _RUN = """async (tags) => {
     version: axe.version,
     url: location.href,
     lang: document.documentElement.lang,
-    incomplete: found.incomplete.map((v) => v.id),
+    incomplete: found.incomplete.map((v) => ({
+      id: v.id, targets: v.nodes.map((n) => n.target.join(" ")),
+      summaries: v.nodes.map((n) => n.failureSummary),
+    })),
     violations: found.violations.map((v) => ({
       id: v.id, impact: v.impact, help: v.help,
       targets: v.nodes.map((n) => n.target.join(" ")),
@@ -45,7 +48,7 @@ class Audit:
     version: str
     url: str
     lang: str
-    incomplete: list[str]
+    incomplete: list[dict]
     violations: list[dict]
 
     def counts(self) -> Counter:

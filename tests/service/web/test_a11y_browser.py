@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.service.web import test_pages_browser as pages
-from tests.service.web.a11y import Ledger
+from tests.service.web.a11y import Ledger, assert_accessible
 from tests.service.web.test_pages_browser import FAILING, SOLUTION, TIMEOUT_MS, expect_text, launch
 
 # the end-to-end browser tests' fixtures: the tool beside the demo LMS with a worker, Chromium
@@ -269,3 +269,19 @@ def test_the_lesson_page_works_with_the_keyboard_alone(lms, chromium):
     assert statuses[-1].startswith("Graded: ✘"), statuses
     assert frame.locator("#run-status").inner_text().startswith("Graded: ✘")
     assert frame.evaluate("window.pointers") == 0, "nothing was pointed at"
+
+
+def test_the_audit_fails_a_page_with_serious_violations(chromium):
+    page = chromium.new_page()
+    try:
+        page.set_content(
+            '<!doctype html><html lang="en"><title>Bad</title><main>'
+            '<img src="data:,"><p style="color:#bbb;background:#fff">faint</p>'
+            "<button></button></main></html>"
+        )
+        with pytest.raises(AssertionError) as failed:
+            assert_accessible(page, "a bad page")
+    finally:
+        page.close()
+    for rule in ("image-alt (critical)", "button-name (critical)", "color-contrast (serious)"):
+        assert rule in str(failed.value)
