@@ -75,9 +75,10 @@ def pseudo_catalog(fresh: Catalog, into: Path) -> Path:
         if not message.id:
             continue
         if isinstance(message.id, tuple):
-            pseudo.add(message.id, tuple(OPEN + form + CLOSE for form in message.id))
+            marked: str | tuple[str, ...] = tuple(OPEN + form + CLOSE for form in message.id)
         else:
-            pseudo.add(message.id, OPEN + message.id + CLOSE)
+            marked = OPEN + message.id + CLOSE
+        pseudo.add(message.id, marked, context=message.context)
     target = into / "tr" / "LC_MESSAGES"
     target.mkdir(parents=True)
     with (target / "messages.mo").open("wb") as handle:

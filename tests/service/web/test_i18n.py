@@ -125,7 +125,7 @@ def test_the_turkish_catalog_translates_every_string(fresh):
     assert len(wanted) > 300
     problems = []
     for message in wanted:
-        found = turkish.get(message.id)
+        found = turkish.get(message.id, context=message.context)
         english = message.id if isinstance(message.id, tuple) else (message.id,)
         if found is None:
             problems.append(f"missing: {english[0]!r}")
@@ -256,7 +256,7 @@ def test_every_page_shows_only_catalog_words(pseudo):
         assert "⟦" in page, f"{name}: {answer.status_code} shows no translated word"
         seen[name] = unmarked(page)
     assert {name: found for name, found in seen.items() if found} == {}
-    assert len(seen) == 14
+    assert len(seen) == 13
 
 
 def test_the_page_check_finds_a_word_nobody_marked():
@@ -344,3 +344,43 @@ def test_sessions_without_a_locale_keep_working(client, placed):
     answer = client.get(f"/lessons/{placed.placement_id}")
     assert answer.status_code == 200 and '<html lang="en">' in answer.get_data(as_text=True)
     time.sleep(0)
+
+
+# ---- through a real launch -----------------------------------------------------------------
+
+
+@pytest.fixture
+def lms(tmp_path):
+    from tests.service.lti.conftest import make_lms
+
+    found, tool_server = make_lms(tmp_path)
+    yield found
+    found.demo.stop()
+    tool_server.stop()
+    found.store.dispose()
+
+
+def launched_language(browser, lms, link, locale):
+    """Launch the link as Ali in the LMS language `locale`; return the page's lang."""
+    from service.demo.browser import run_launch
+    from tests.service.lti.test_flows import follow
+
+    trace = run_launch(browser, lms.platform.launch("ali", link.id, locale))
+    page = follow(browser, trace.launch)
+    assert page.status_code == 200
+    return re.search(r'<html lang="(\w+)">', page.text).group(1)
+
+
+def test_each_launch_brings_its_language(lms):
+    import requests
+
+    link = lms.link()
+    with requests.Session() as browser:
+        browser.headers["Accept-Language"] = "en-US,en;q=0.9"
+        assert launched_language(browser, lms, link, "tr-TR") == "tr"
+        assert launched_language(browser, lms, link, "en") == "en"
+        assert launched_language(browser, lms, link, "tr") == "tr"
+        # a language the tool lacks: the browser's decides, not the launch before
+        assert launched_language(browser, lms, link, "de-DE") == "en"
+        browser.headers["Accept-Language"] = "tr-TR,tr;q=0.9"
+        assert launched_language(browser, lms, link, "de-DE") == "tr"
