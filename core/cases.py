@@ -110,17 +110,13 @@ class CaseVerdict:
 
     def summary(self) -> str:
         """Return the line a student sees for this case: a hidden case gives its verdict only."""
-        if self.hidden:
-            return f"Hidden case '{self.name}' {_verdict_word(self.status)}."
-        return f"Case '{self.name}' {_verdict_word(self.status)}. {self.feedback}".rstrip()
+        head = str(_case_line(self.status, self.name, self.hidden))
+        return head if self.hidden else f"{head} {self.feedback}".rstrip()
 
     def summary_message(self) -> Text | None:
         """Return summary() to be translated; None when the feedback has no message."""
-        verdict = _verdict_word_message(self.status)
-        if self.hidden:
-            return say("Hidden case '{name}' {verdict}.", name=self.name, verdict=verdict)
-        head = say("Case '{name}' {verdict}.", name=self.name, verdict=verdict)
-        if not self.feedback:
+        head = _case_line(self.status, self.name, self.hidden)
+        if self.hidden or not self.feedback:
             return head
         return None if self.message is None else join(head, self.message)
 
@@ -412,24 +408,39 @@ def _output(path: Path, item: dict[str, Any], at: str) -> str:
         raise LessonError(str(path), field, f"{name!r} {exc.problem}") from None
 
 
-def _verdict_word(status: RunStatus) -> str:
-    return str(_verdict_word_message(status))
-
-
-def _verdict_word_message(status: RunStatus) -> Message:
+def _case_line(status: RunStatus, name: str, hidden: bool) -> Message:
+    """Return "Case 'x' failed." (a whole sentence per verdict: its words agree in Turkish)."""
+    if hidden:
+        return _hidden_case_line(status, name)
     if status is RunStatus.PASSED:
-        return say("passed")
+        return say("Case '{name}' passed.", name=name)
     if status is RunStatus.FAILED:
-        return say("failed")
+        return say("Case '{name}' failed.", name=name)
     if status is RunStatus.ERROR:
-        return say("stopped with an error")
+        return say("Case '{name}' stopped with an error.", name=name)
     if status is RunStatus.TIMEOUT:
-        return say("ran out of time")
+        return say("Case '{name}' ran out of time.", name=name)
     if status is RunStatus.MEMORY_LIMIT:
-        return say("used too much memory")
+        return say("Case '{name}' used too much memory.", name=name)
     if status is RunStatus.OUTPUT_LIMIT:
-        return say("printed too much")
-    return say("was not run")
+        return say("Case '{name}' printed too much.", name=name)
+    return say("Case '{name}' was not run.", name=name)
+
+
+def _hidden_case_line(status: RunStatus, name: str) -> Message:
+    if status is RunStatus.PASSED:
+        return say("Hidden case '{name}' passed.", name=name)
+    if status is RunStatus.FAILED:
+        return say("Hidden case '{name}' failed.", name=name)
+    if status is RunStatus.ERROR:
+        return say("Hidden case '{name}' stopped with an error.", name=name)
+    if status is RunStatus.TIMEOUT:
+        return say("Hidden case '{name}' ran out of time.", name=name)
+    if status is RunStatus.MEMORY_LIMIT:
+        return say("Hidden case '{name}' used too much memory.", name=name)
+    if status is RunStatus.OUTPUT_LIMIT:
+        return say("Hidden case '{name}' printed too much.", name=name)
+    return say("Hidden case '{name}' was not run.", name=name)
 
 
 def _text(raw: bytes) -> str:

@@ -17,8 +17,7 @@ FAKE_TR = {
     "Your program ran out of time ({time_s} s). Look for an endless loop.": (
         "Programının süresi doldu ({time_s} sn). Sonsuz bir döngü olup olmadığına bak."
     ),
-    "Case '{name}' {verdict}.": "'{name}' testi {verdict}.",
-    "failed": "geçemedi",
+    "Case '{name}' failed.": "'{name}' testi geçemedi.",
     "{passed} of {count} cases passed ({percent} of the points).": (
         "{count} testten {passed} tanesi geçti (puanların {percent} kadarı)."
     ),
@@ -51,10 +50,14 @@ def tr(text: Message | Joined) -> str:
             "Your program ran out of time (2.5 s). Look for an endless loop.",
             "Programının süresi doldu (2,5 sn). Sonsuz bir döngü olup olmadığına bak.",
         ),
-        (  # a nested word is translated too; text arguments are shown as they are
-            say("Case '{name}' {verdict}.", name="büyük {x}", verdict=say("failed")),
-            "Case 'büyük {x}' failed.",
-            "'büyük {x}' testi geçemedi.",
+        (  # a nested sentence is translated too; text arguments are shown as they are
+            say(
+                "{case} {why}",
+                case=say("Case '{name}' failed.", name="büyük {x}"),
+                why=say("Nested {n}.", n=0.5),
+            ),
+            "Case 'büyük {x}' failed. Nested 0.5.",
+            "'büyük {x}' testi geçemedi. Nested 0,5.",
         ),
         (  # a share is the locale's percentage, not a pre-formatted "50%"
             say(

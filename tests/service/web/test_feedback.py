@@ -28,9 +28,8 @@ TURKISH = {
     "{passed} of {count} cases passed ({percent} of the points).": (
         "{count} testten {passed} tanesi geçti (puanların {percent} kadarı)."
     ),
-    "Case '{name}' {verdict}.": "'{name}' testi {verdict}.",
-    "Hidden case '{name}' {verdict}.": "Gizli '{name}' testi {verdict}.",
-    "failed": "geçemedi",
+    "Case '{name}' failed.": "'{name}' testi geçemedi.",
+    "Hidden case '{name}' failed.": "Gizli '{name}' testi geçemedi.",
     "Line {line} differs: expected {expected}, got {got}. {hint}": (
         "{line}. satır farklı: beklenen {expected}, gelen {got}. {hint}"
     ),
@@ -112,7 +111,7 @@ def test_each_stored_case_reads_in_turkish(babel_app, graded):
     passed = by_name["the mask of three positions"]
     assert shown(babel_app, "tr", case_detail_of, passed) == ""
     assert shown(babel_app, "tr", case_feedback_of, passed) == (
-        "'the mask of three positions' testi passed."  # a word the catalog lacks: English
+        "Case 'the mask of three positions' passed."  # a sentence the catalog lacks: English
     )
 
 
