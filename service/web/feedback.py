@@ -39,8 +39,11 @@ def localized(stored: object, english: str) -> str:
     if stored is None or locale is None or locale.language == "en":
         return english  # the source language: the English as stored, byte for byte
     text = messages.from_json(stored)
-    if text is None:
-        return english
+    return english if text is None else rendered(text)
+
+
+def rendered(text: messages.Text) -> str:
+    """Return a core text (a refusal's `SourceRefused.text`, say) in the page's language."""
     return text.render(get_translations().gettext, number, percent)
 
 

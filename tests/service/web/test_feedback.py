@@ -14,10 +14,11 @@ from flask_babel import Babel
 
 from core.cases import HARNESS_CONFIG
 from core.runs import RunOutcome, RunRequest, RunResult
+from core.sources import SourceRefused, check_source
 from service.store.database import Store
 from service.store.migrate import upgrade
 from service.store.models import Submission
-from service.web.feedback import case_detail_of, case_feedback_of, feedback_of
+from service.web.feedback import case_detail_of, case_feedback_of, feedback_of, rendered
 from tests.factories import SEED, place, submission
 from tests.service.sessions import sign_in, text_of
 from workers.grading import grade_stored
@@ -35,6 +36,9 @@ TURKISH = {
     ),
     "Value {position} is {got}, expected {expected} (within {abs} + {rel} x |expected|).": (
         "{position}. değer {got}, beklenen {expected} ({abs} + {rel} x |beklenen| payıyla)."
+    ),
+    "The code is larger than {limit} KiB ({size} bytes).": (
+        "Kod, {limit} KiB sınırından büyük ({size} bayt)."
     ),
     "expected {count} items, got {got_count}: {got}.": (
         "{count} öğe bekleniyordu, gelen {got_count} öğe: {got}."
@@ -143,3 +147,11 @@ def test_the_lesson_page_shows_the_verdict_in_the_launchs_language(app, client):
     turkish = text_of(client.get(url).get_data(as_text=True))
     assert "Programın çalıştı, ama çıktısı beklenen çıktıdan farklı. 1. satır " in turkish
     assert "Your program ran" not in turkish
+
+
+def test_a_refusal_reads_in_the_pages_language(babel_app):
+    with pytest.raises(SourceRefused) as refused:
+        check_source(b"#" * 70_000)
+    assert refused.value.message == "The code is larger than 64 KiB (70000 bytes)."
+    turkish = shown(babel_app, "tr", rendered, refused.value.text)
+    assert turkish == "Kod, 64 KiB sınırından büyük (70.000 bayt)."
