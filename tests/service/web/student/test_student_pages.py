@@ -60,7 +60,7 @@ def submit(client, store, placed, source="print(1)\n"):
 
 def test_the_lesson_page_shows_text_questions_and_exercise(client, student):
     page = client.get(lesson_url(student)).get_data(as_text=True)
-    assert "<h1>What is attention?</h1>" in page
+    assert '<h1 translate="no">What is attention?</h1>' in page
     assert "<h2>A weighted average</h2>" in page  # the Markdown
     assert '<div class="highlight"><pre tabindex="0"><span></span><code><span class="c1">' in page
     assert page.count('type="radio" name="answer"') == 4  # choice
@@ -118,7 +118,7 @@ def test_answers_show_as_answered_on_reload_and_count(client, student, sent):
     assert "Correct." in choice and "In an RNN information is carried step by step" in choice
     match = page.split('id="q-concepts"')[1].split("</section>")[0]
     assert "Partly right." in match and "0.25 of 1 point" in match
-    assert "<option selected>Turns into weights</option>" in match
+    assert '<option translate="no" selected>Turns into weights</option>' in match
     blank = page.split('id="q-weighted-average"')[1].split("</section>")[0]
     assert "<fieldset >" in blank and "Explanation" not in blank
     assert "1.25</strong> of 8 points" in page
