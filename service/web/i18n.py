@@ -100,7 +100,10 @@ def language() -> str:
 
 def submission_state(status: object) -> str:
     """Return a submission's state before its verdict, as words ("Queued…")."""
-    states = {"queued": gettext("Queued…"), "running": gettext("Running…")}
+    states: dict[str, str] = {
+        "queued": str(gettext("Queued…")),
+        "running": str(gettext("Running…")),
+    }
     return states.get(str(status), str(status))
 
 
