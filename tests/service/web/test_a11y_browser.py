@@ -1,11 +1,12 @@
 """Every page a student or teacher sees passes axe-core's audit, in English and in Turkish.
 
 The pages run as in production: inside the demo LMS's iframe, launched from its course page,
-with a real worker grading. Each page is audited in the states a user meets it in (the lesson
+with a real worker grading. Each page is audited in the states a user meets it in: the lesson
 before and after a verdict, each question type answered right and wrong, the teacher's pages,
-the settings with errors, the regrade preview, both pickers). The audit counts every violation by
-impact; a serious or critical one fails the test. `pytest -s` prints the table, and the audits
-are written as JSON to $A11Y_REPORT, or to a11y.json in pytest's temporary directory.
+the settings with errors, the regrade preview, both pickers, and an exercise with cases before
+and after its verdict, with the teacher's pass rates and case view. The audit counts every
+violation by impact; a serious or critical one fails the test. `pytest -s` prints the table, and
+the audits are written as JSON to $A11Y_REPORT, or to a11y.json in pytest's temporary directory.
 
 The lesson page also works with the keyboard alone: a student tabs from the skip link through
 the questions and the editor to a verdict, which takes the focus, while #run-status says what
@@ -19,6 +20,8 @@ import pytest
 
 from tests.service.web import test_pages_browser as pages
 from tests.service.web.a11y import Ledger, assert_accessible
+from tests.service.web.student.test_case_verdicts import CASES, write_catalog
+from tests.service.web.student.test_case_verdicts_browser import PARTLY
 from tests.service.web.test_pages_browser import FAILING, SOLUTION, TIMEOUT_MS, expect_text, launch
 
 # the end-to-end browser tests' fixtures: the tool beside the demo LMS with a worker, Chromium
@@ -170,6 +173,44 @@ def test_every_page_a_student_or_teacher_sees_passes_the_audit(lms, chromium, le
     frame = tool_frame(page)
     frame.locator("form.picker").wait_for()
     audit(frame, "deep-linking picker")
+
+    ledger.check()
+
+
+@pytest.fixture
+def cased_lms(tmp_path, redis_server):
+    """The tool and the demo LMS on a catalog with an exercise of cases, and a worker."""
+    lessons = write_catalog(tmp_path / "lessons")
+    with pages.lms_with_a_worker(
+        tmp_path, redis_server, "grade,sync", lessons_dir=lessons
+    ) as found:
+        yield found
+
+
+@pytest.mark.parametrize("locale", ["en", "tr"])
+def test_an_exercise_with_cases_passes_the_audit(cased_lms, chromium, ledger, locale):
+    cased_lms.link(lesson=CASES, title="Shout", score=6.0)
+
+    def audit(frame, name):
+        settle(frame)
+        assert frame.evaluate("document.documentElement.lang") == locale, name
+        return ledger.audit(frame, f"[{locale}] {name}")
+
+    page, _, _ = launch(chromium, cased_lms, "Ali Student", locale)
+    frame = tool_frame(page)
+    frame.locator("#exercise ol.checks").wait_for()
+    frame.locator("#exercise .cm-content").wait_for()
+    audit(frame, "cases: the exercise, before a verdict")
+    submit(page, frame, PARTLY)
+    frame.locator("#verdict .cases").wait_for()
+    audit(frame, "cases: a verdict, partly passed")
+
+    page, _, _ = launch(chromium, cased_lms, "Ada Teacher", locale)
+    frame = tool_frame(page)
+    frame.locator("#settings").wait_for()
+    audit(frame, "cases: the teacher's lesson with case pass rates")
+    follow(frame, frame.locator("table.gradebook tbody th a").first)
+    audit(frame, "cases: the teacher's view of a student's cases")
 
     ledger.check()
 
