@@ -11,6 +11,7 @@ import pytest
 from babel.support import Translations
 
 from service.web.i18n import TRANSLATIONS
+from tests.service.web import test_pages_browser as pages
 from tests.service.web.test_pages_browser import (
     FAILING,
     SOLUTION,
@@ -18,10 +19,12 @@ from tests.service.web.test_pages_browser import (
     Watch,
     active,
     expect_text,
-    submit_code,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.celery, pytest.mark.slow]
+
+# the end-to-end browser tests' fixtures: the tool beside the demo LMS with a worker, Chromium
+lms, chromium = pages.lms, pages.chromium
 
 
 @pytest.fixture(scope="module")
@@ -41,6 +44,15 @@ def launch_in(browser, lms, who: str, language: str):
     page.goto(f"{lms.demo.url}/demo/?lang={language}")
     page.get_by_role("link", name=f"Launch as {who}").first.click()
     return page, page.frame_locator("iframe.tool"), watch
+
+
+def submit_code(page, frame, source, tr):
+    """Put `source` in the editor in place of what is there, and press the Turkish Submit."""
+    editor = frame.locator("#exercise .cm-content")
+    editor.click()
+    editor.press("Control+a")
+    page.keyboard.insert_text(source)
+    frame.get_by_role("button", name=tr.gettext("Submit")).click()
 
 
 def test_a_turkish_launch_gets_turkish_pages_and_verdicts(lms, chromium, tr, screenshots):
@@ -63,7 +75,7 @@ def test_a_turkish_launch_gets_turkish_pages_and_verdicts(lms, chromium, tr, scr
     expect_text(question.locator("[data-feedback]"), earned)
 
     # a wrong program: the verdict, its feedback and the live status, all Turkish
-    submit_code(page, frame, FAILING)
+    submit_code(page, frame, FAILING, tr)
     verdict = frame.locator("#verdict")
     expect_text(verdict.locator("h3"), tr.gettext("Output differs"))
     expect_text(
@@ -72,9 +84,15 @@ def test_a_turkish_launch_gets_turkish_pages_and_verdicts(lms, chromium, tr, scr
     expect_text(verdict, tr.gettext("Expected"))
     expect_text(frame.locator("#run-status"), tr.gettext("Graded: {verdict}").split("{")[0])
     assert active(frame) == "verdict"  # focus moved to the verdict when it came
-    frame.locator("#exercise").screenshot(path=str(screenshots / "student-verdict-tr.png"))
+    # the same page in a window of its own: its URL carries the session, and so the language
+    alone = page.context.new_page()
+    alone.set_viewport_size({"width": 900, "height": 1100})
+    alone.goto(frame.locator("#lesson").evaluate("() => window.location.href"))
+    expect_text(alone.locator("#verdict h3"), tr.gettext("Output differs"))
+    alone.locator("#exercise").screenshot(path=str(screenshots / "student-verdict-tr.png"))
+    alone.close()
 
-    submit_code(page, frame, SOLUTION)
+    submit_code(page, frame, SOLUTION, tr)
     expect_text(verdict.locator("h3"), tr.gettext("Passed"))
     expect_text(verdict, tr.gettext("Your program's output matches the expected output."))
     attempts = frame.locator("table.attempts tbody tr")
