@@ -174,6 +174,23 @@ def test_every_page_a_student_or_teacher_sees_passes_the_audit(lms, chromium, le
     frame.locator("form.picker").wait_for()
     audit(frame, "deep-linking picker")
 
+    # ---- pages seen without a launch: the browser's language decides ------------------------
+    context = chromium.new_context(locale="tr-TR" if locale == "tr" else "en-US")
+    context.set_default_timeout(TIMEOUT_MS)
+    alone = context.new_page()
+    for path, name in [
+        ("/", "home page"),
+        ("/no/such/page", "error: not found"),
+        ("/lessons/1", "error: not signed in"),
+        ("/lti/login?iss=https%3A%2F%2Funknown.example&login_hint=x&target_link_uri=x",
+         "error: a launch refused"),
+    ]:  # fmt: skip
+        alone.goto(lms.tool_url + path)
+        settle(alone)
+        assert alone.evaluate("document.documentElement.lang") == locale, name
+        ledger.audit(alone, f"[{locale}] {name}")
+    context.close()
+
     ledger.check()
 
 
