@@ -17,7 +17,7 @@ from core import lesson_fields as fields
 from core import values
 from core.compare import CompareMode, LineDiff, Tolerance, compare
 from core.errors import LessonError
-from core.messages import Message, Text, join, say, to_json, verbatim
+from core.messages import N_, Message, Text, join, say, to_json, verbatim
 from core.runs import Limits, RunOutcome, RunRequest, RunResult, RunStatus, student_text
 
 HARNESS = "__codeblanks_case__.py"
@@ -408,39 +408,34 @@ def _output(path: Path, item: dict[str, Any], at: str) -> str:
         raise LessonError(str(path), field, f"{name!r} {exc.problem}") from None
 
 
+# a case's line, visible and hidden: a whole sentence per verdict (its words agree in Turkish)
+_CASE_LINES: dict[RunStatus, tuple[str, str]] = {
+    RunStatus.PASSED: (N_("Case '{name}' passed."), N_("Hidden case '{name}' passed.")),
+    RunStatus.FAILED: (N_("Case '{name}' failed."), N_("Hidden case '{name}' failed.")),
+    RunStatus.ERROR: (
+        N_("Case '{name}' stopped with an error."),
+        N_("Hidden case '{name}' stopped with an error."),
+    ),
+    RunStatus.TIMEOUT: (
+        N_("Case '{name}' ran out of time."),
+        N_("Hidden case '{name}' ran out of time."),
+    ),
+    RunStatus.MEMORY_LIMIT: (
+        N_("Case '{name}' used too much memory."),
+        N_("Hidden case '{name}' used too much memory."),
+    ),
+    RunStatus.OUTPUT_LIMIT: (
+        N_("Case '{name}' printed too much."),
+        N_("Hidden case '{name}' printed too much."),
+    ),
+    RunStatus.REJECTED: (N_("Case '{name}' was not run."), N_("Hidden case '{name}' was not run.")),
+}
+
+
 def _case_line(status: RunStatus, name: str, hidden: bool) -> Message:
-    """Return "Case 'x' failed." (a whole sentence per verdict: its words agree in Turkish)."""
-    if hidden:
-        return _hidden_case_line(status, name)
-    if status is RunStatus.PASSED:
-        return say("Case '{name}' passed.", name=name)
-    if status is RunStatus.FAILED:
-        return say("Case '{name}' failed.", name=name)
-    if status is RunStatus.ERROR:
-        return say("Case '{name}' stopped with an error.", name=name)
-    if status is RunStatus.TIMEOUT:
-        return say("Case '{name}' ran out of time.", name=name)
-    if status is RunStatus.MEMORY_LIMIT:
-        return say("Case '{name}' used too much memory.", name=name)
-    if status is RunStatus.OUTPUT_LIMIT:
-        return say("Case '{name}' printed too much.", name=name)
-    return say("Case '{name}' was not run.", name=name)
-
-
-def _hidden_case_line(status: RunStatus, name: str) -> Message:
-    if status is RunStatus.PASSED:
-        return say("Hidden case '{name}' passed.", name=name)
-    if status is RunStatus.FAILED:
-        return say("Hidden case '{name}' failed.", name=name)
-    if status is RunStatus.ERROR:
-        return say("Hidden case '{name}' stopped with an error.", name=name)
-    if status is RunStatus.TIMEOUT:
-        return say("Hidden case '{name}' ran out of time.", name=name)
-    if status is RunStatus.MEMORY_LIMIT:
-        return say("Hidden case '{name}' used too much memory.", name=name)
-    if status is RunStatus.OUTPUT_LIMIT:
-        return say("Hidden case '{name}' printed too much.", name=name)
-    return say("Hidden case '{name}' was not run.", name=name)
+    """Return "Case 'x' failed." or "Hidden case 'x' failed."."""
+    visible, secret = _CASE_LINES[status]
+    return say(secret if hidden else visible, name=name)
 
 
 def _text(raw: bytes) -> str:

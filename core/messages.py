@@ -94,6 +94,11 @@ def say(template: str, /, **args: Arg) -> Message:
     return Message(template, tuple(sorted(args.items())))
 
 
+def N_(template: str) -> str:  # noqa: N802  the catalog's marker, as in gettext
+    """Mark a template for the catalog where it is written, to be said later with `say`."""
+    return template
+
+
 def verbatim(text: str) -> Message:
     """Return text that is shown as it is in every language (it has no msgid of its own)."""
     return Message("{text}", (("text", text),))
