@@ -87,15 +87,23 @@ def submit(page, frame, source):
     frame.locator("#submit").click()
 
 
-@pytest.mark.parametrize("locale", ["en", "tr"])
-def test_every_page_a_student_or_teacher_sees_passes_the_audit(lms, chromium, ledger, locale):
-    lms.link()  # "What is attention?"
-    lms.link(lesson=None, title="Pick a lesson")
+def auditor(ledger, locale):
+    """Return audit(frame, name): audit a settled page, first checking it is in `locale`."""
 
     def audit(frame, name):
         settle(frame)
         assert frame.evaluate("document.documentElement.lang") == locale, name
         return ledger.audit(frame, f"[{locale}] {name}")
+
+    return audit
+
+
+@pytest.mark.parametrize("locale", ["en", "tr"])
+def test_every_page_a_student_or_teacher_sees_passes_the_audit(lms, chromium, ledger, locale):
+    lms.link()  # "What is attention?"
+    lms.link(lesson=None, title="Pick a lesson")
+
+    audit = auditor(ledger, locale)
 
     # ---- a student who answers right ----------------------------------------------------------
     page, _, _ = launch(chromium, lms, "Ali Student", locale)
@@ -186,9 +194,7 @@ def test_every_page_a_student_or_teacher_sees_passes_the_audit(lms, chromium, le
          "error: a launch refused"),
     ]:  # fmt: skip
         alone.goto(lms.tool_url + path)
-        settle(alone)
-        assert alone.evaluate("document.documentElement.lang") == locale, name
-        ledger.audit(alone, f"[{locale}] {name}")
+        audit(alone, name)
     context.close()
 
     ledger.check()
@@ -208,10 +214,7 @@ def cased_lms(tmp_path, redis_server):
 def test_an_exercise_with_cases_passes_the_audit(cased_lms, chromium, ledger, locale):
     cased_lms.link(lesson=CASES, title="Shout", score=6.0)
 
-    def audit(frame, name):
-        settle(frame)
-        assert frame.evaluate("document.documentElement.lang") == locale, name
-        return ledger.audit(frame, f"[{locale}] {name}")
+    audit = auditor(ledger, locale)
 
     page, _, _ = launch(chromium, cased_lms, "Ali Student", locale)
     frame = tool_frame(page)
