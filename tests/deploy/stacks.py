@@ -191,7 +191,8 @@ def launch(stack: Stack, user: str, title: str = "What is attention?") -> Studen
     # the course page shows the lesson and the user's launch of it
     course = browser.get(stack.url + "/demo/", timeout=10)
     assert course.status_code == 200 and title in course.text
-    assert f'href="/demo/launch/{link}?user=demo-{user}"' in course.text, course.text[:2000]
+    launch_link = f'href="/demo/launch/{link}?user=demo-{user}&amp;lang=en"'
+    assert launch_link in course.text, course.text[:2000]
     initiation = browser.get(
         stack.url + "/demo/admin/launch", params={"link": link, "user": user}, timeout=10
     ).json()

@@ -105,6 +105,7 @@ def test_launch_reaches_the_tool_with_a_verifiable_id_token(
         assert claims[LTI + "launch_presentation"] == {
             "document_target": "iframe",
             "return_url": demo.platform.issuer + "/",
+            "locale": "en",  # Moodle sends the user's language in every launch
         }
 
 
@@ -145,6 +146,17 @@ def test_teacher_launch_has_the_instructor_role_and_substituted_custom(
     claims = trace.form.claims
     assert claims[LTI + "roles"] == [INSTRUCTOR]
     assert claims[LTI + "custom"] == {"lesson": "expert/what-is-attention", "who": "demo-ada"}
+
+
+@pytest.mark.parametrize("deep", [False, True], ids=["resource link", "deep linking"])
+def test_a_launch_says_the_users_language(demo: DemoServer, link: Link, deep: bool) -> None:
+    started = (
+        demo.platform.deep_link("demo-ada", link.client_id, "tr-TR")
+        if deep
+        else demo.platform.launch("ali", link.id, "tr-TR")
+    )
+    claims = run_launch(requests.Session(), started).form.claims
+    assert claims[LTI + "launch_presentation"]["locale"] == "tr-TR"
 
 
 def test_a_link_without_line_item_has_no_lineitem_url(demo: DemoServer, registered: Tool) -> None:

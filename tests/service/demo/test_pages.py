@@ -48,7 +48,7 @@ def test_launch_page_frames_a_login_initiation_posted_like_moodle(
     frame = client.get(f"/demo/launch/{link.id}?user=demo-ali").get_data(as_text=True)
     assert "Launched as Ali Student" in frame
     src = re.search(r'<iframe class="tool" name="lti-tool" src="([^"]+)"', frame)
-    assert src and src.group(1) == f"/demo/launch/{link.id}/start?user=demo-ali"
+    assert src and src.group(1) == f"/demo/launch/{link.id}/start?user=demo-ali&amp;lang=en"
     assert "lti.get_data" in frame and "org.imsglobal.lti.close" in frame
     start = client.get(src.group(1).replace("&amp;", "&"))
     assert start.status_code == 200 and start.mimetype == "text/html"
@@ -131,3 +131,17 @@ def test_blueprint_mounts_beside_another_app(tmp_path: Path) -> None:
     assert client.get("/").get_data(as_text=True) == "the tool"
     assert client.get("/demo/.well-known/openid-configuration").json["issuer"] == config.issuer
     assert platform_of(host).issuer == "http://127.0.0.1:5000/demo"
+
+
+def test_the_users_language_goes_with_every_launch_from_the_course_page(
+    demo: DemoServer, registered: Tool
+) -> None:
+    link = demo.platform.add_link(registered.client_id, "Lesson")
+    client = demo.app.test_client()
+    course = client.get("/demo/?lang=tr").get_data(as_text=True)
+    assert f"/demo/launch/{link.id}?user=demo-ali&amp;lang=tr" in course
+    assert "<strong>Türkçe</strong>" in course  # the chosen one, not a link
+    frame = client.get(f"/demo/launch/{link.id}?user=demo-ali&lang=tr").get_data(as_text=True)
+    assert f"/demo/launch/{link.id}/start?user=demo-ali&amp;lang=tr" in frame
+    unknown = client.get("/demo/?lang=xx").get_data(as_text=True)
+    assert f"/demo/launch/{link.id}?user=demo-ali&amp;lang=en" in unknown
