@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask_babel import format_decimal, format_percent, get_locale, get_translations
+from flask_babel import format_decimal, get_locale, get_translations
 
 from core import messages
+from service.web.rendering import percent
 
 _DECIMALS = "#,##0.###############"  # every digit a limit or tolerance has (0.000001)
 
@@ -52,11 +53,6 @@ def number(value: float) -> str:
     if isinstance(value, int):
         return str(format_decimal(value))
     return str(format_decimal(value, format=_DECIMALS))
-
-
-def percent(ratio: float) -> str:
-    """Write a share as a whole percentage in the page's locale (%50 in Turkish)."""
-    return str(format_percent(ratio))
 
 
 def _field(case: Any, key: str) -> str:

@@ -21,6 +21,7 @@ from jinja2 import Environment
 from service.web import i18n
 from service.web.i18n import JS_WORDS
 from tests.factories import SEED, add_student, place, submission
+from tests.service.lti import conftest as lti_fixtures
 from tests.service.sessions import catch_tasks, form_token, grade, sign_in, text_of
 from tests.service.web.i18n_checks import (
     ROOT,
@@ -349,15 +350,8 @@ def test_sessions_without_a_locale_keep_working(client, placed):
 # ---- through a real launch -----------------------------------------------------------------
 
 
-@pytest.fixture
-def lms(tmp_path):
-    from tests.service.lti.conftest import make_lms
-
-    found, tool_server = make_lms(tmp_path)
-    yield found
-    found.demo.stop()
-    tool_server.stop()
-    found.store.dispose()
+# the LTI flow tests' fixture: the tool and the demo LMS over real HTTP
+lms = lti_fixtures.lms
 
 
 def launched_language(browser, lms, link, locale):

@@ -15,10 +15,9 @@ from tests.service.web import test_pages_browser as pages
 from tests.service.web.test_pages_browser import (
     FAILING,
     SOLUTION,
-    TIMEOUT_MS,
-    Watch,
     active,
     expect_text,
+    launch,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.celery, pytest.mark.slow]
@@ -34,18 +33,6 @@ def tr():
     return found
 
 
-def launch_in(browser, lms, who: str, language: str):
-    """Launch the demo course's lesson as `who`, the LMS set to `language`."""
-    context = browser.new_context(viewport={"width": 1100, "height": 900}, locale="en-US")
-    context.set_default_timeout(TIMEOUT_MS)
-    context.route("**/favicon.ico", lambda route: route.fulfill(status=204))
-    page = context.new_page()
-    watch = Watch(page)
-    page.goto(f"{lms.demo.url}/demo/?lang={language}")
-    page.get_by_role("link", name=f"Launch as {who}").first.click()
-    return page, page.frame_locator("iframe.tool"), watch
-
-
 def submit_code(page, frame, source, tr):
     """Put `source` in the editor in place of what is there, and press the Turkish Submit."""
     editor = frame.locator("#exercise .cm-content")
@@ -57,7 +44,7 @@ def submit_code(page, frame, source, tr):
 
 def test_a_turkish_launch_gets_turkish_pages_and_verdicts(lms, chromium, tr, screenshots):
     lms.link()
-    page, frame, watch = launch_in(chromium, lms, "Ali Student", "tr")
+    page, frame, watch = launch(chromium, lms, "Ali Student", "tr")
     frame.get_by_role("heading", name="What is attention?", level=1).wait_for()  # as written
     assert frame.locator("html").get_attribute("lang") == "tr"
     expect_text(frame.locator("#score"), tr.gettext("Your score so far:"))
@@ -99,8 +86,8 @@ def test_a_turkish_launch_gets_turkish_pages_and_verdicts(lms, chromium, tr, scr
     expect_text(attempts.first, "%100")  # Turkish writes the percent sign first
     assert watch.errors == []
 
-    # the teacher, the same LMS language: the gradebook and its CSV speak Turkish
-    page, frame, watch = launch_in(chromium, lms, "Ada Teacher", "tr")
+    # the teacher, the same LMS language: the lesson page and the gradebook speak Turkish
+    page, frame, watch = launch(chromium, lms, "Ada Teacher", "tr")
     frame.get_by_role("heading", name=tr.gettext("Scores")).wait_for()
     course = frame.get_by_role("link", name=tr.gettext("Course gradebook")).first
     course.click()
@@ -112,13 +99,8 @@ def test_a_turkish_launch_gets_turkish_pages_and_verdicts(lms, chromium, tr, scr
 
 def test_an_english_launch_stays_english_in_a_turkish_browser(lms, chromium, tr):
     lms.link()
-    context = chromium.new_context(locale="tr-TR")  # the browser asks for Turkish
-    context.set_default_timeout(TIMEOUT_MS)
-    context.route("**/favicon.ico", lambda route: route.fulfill(status=204))
-    page = context.new_page()
-    page.goto(f"{lms.demo.url}/demo/?lang=en")
-    page.get_by_role("link", name="Launch as Berna Student").first.click()
-    frame = page.frame_locator("iframe.tool")
+    # the browser asks for Turkish; the LMS says English
+    _, frame, _ = launch(chromium, lms, "Berna Student", "en", browser_locale="tr-TR")
     frame.get_by_role("button", name="Submit").wait_for()
     assert frame.locator("html").get_attribute("lang") == "en"
     assert tr.gettext("Check answer") not in frame.locator("body").inner_text()

@@ -93,12 +93,13 @@ class Watch:
         ]  # fmt: skip
 
 
-def launch(browser, lms, who: str, lang: str = "en"):
+def launch(browser, lms, who: str, lang: str = "en", browser_locale: str = "en-US"):
     """Open the demo course page and launch the lesson as `who`; return page, frame, watch.
 
-    `lang` is the demo user's language, which the launch sends as launch_presentation.locale.
+    `lang` is the demo user's language, which the launch sends as launch_presentation.locale;
+    `browser_locale` the browser's own (its Accept-Language).
     """
-    context = browser.new_context(viewport={"width": 1100, "height": 900})
+    context = browser.new_context(viewport={"width": 1100, "height": 900}, locale=browser_locale)
     context.set_default_timeout(TIMEOUT_MS)
     # the demo LMS's pages name no icon, so Chromium asks for /favicon.ico (the tool's do)
     context.route("**/favicon.ico", lambda route: route.fulfill(status=204))
