@@ -8,18 +8,21 @@ A `requests.Session`, so pylti1p3's ServiceConnector and our own calls keep work
   off loopback;
 - no connection reuse and no proxies: each request connects afresh under today's rule, to the
   host itself (a proxy would be the address we checked, not the one we reach);
-- a cap on the size of every answer, redirects included;
-- a total deadline per request (connect, TLS, headers, body and redirects): a watchdog shuts
+- a cap on the size of every answer, its headers and its body, redirects included, and one
+  way to read its JSON (service.outbound.reading);
+- a total deadline per request (name resolution, connect, TLS, headers, body and redirects):
+  a lookup is waited on no longer than that (service.outbound.resolver), and a watchdog shuts
   the sockets down when it passes, which ends even a server that trickles a byte at a time
-  (a per-read timeout never would).
-
-    OutboundError (requests.RequestException)  .reason: REFUSED | TOO_LARGE | LATE
+  (a per-read timeout never would);
+- no word of an answer in an error: a redirect's target is named in the log, never in the
+  message, which names only the host the caller asked for (service.outbound.refusals).
 """
 
 from __future__ import annotations
 
 import contextvars
-import enum
+import functools
+import logging
 import socket
 import sys
 from dataclasses import dataclass, field
@@ -33,26 +36,14 @@ from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConn
 
 from service.outbound.addresses import Allowed, address, kind, loopback
 from service.outbound.deadline import Deadline
+from service.outbound.reading import Answer, Head, read_body
+from service.outbound.refusals import OutboundError, Reason, Refusal
+from service.outbound.resolver import Resolver
 from service.settings import Settings
 
 MAX_BYTES = 4 << 20  # key sets and registration answers are small; a big course's NRPS roster
 MAX_REDIRECTS = 3
-
-
-class Reason(enum.StrEnum):
-    """Why the client ended a request."""
-
-    REFUSED = "refused"
-    TOO_LARGE = "too large"
-    LATE = "late"
-
-
-class OutboundError(requests.RequestException):
-    """A request the client refused or cut short; the message names the host, never a body."""
-
-    def __init__(self, message: str, *, reason: Reason = Reason.REFUSED, **kwargs: Any) -> None:
-        super().__init__(message, **kwargs)
-        self.reason = reason
+log = logging.getLogger("codeblanks.outbound")
 
 
 @dataclass(frozen=True)
@@ -74,34 +65,36 @@ class Policy:
         return cls(Allowed.parse(allow), float(settings.outbound_deadline_s))
 
 
-class _Refusal(Exception):  # noqa: N818
-    """Raised inside urllib3, which would wrap any OSError (so any RequestException)."""
-
-    def __init__(self, reason: Reason, message: str) -> None:
-        super().__init__(message)
-        self.reason = reason
-
-
 @dataclass(frozen=True)
 class _Call:
-    """One request in progress (its redirects included): its policy and its deadline."""
+    """One request in progress (its redirects included): its policy, deadline and origin."""
 
     policy: Policy
     deadline: Deadline
+    origin: str  # the host the caller asked for: the only one a message names
+    resolver: Resolver
 
-    def left(self, host: str) -> float:
+    def left(self) -> float:
         """Return the seconds left, or refuse to go on once the deadline has passed."""
         left = self.deadline.left()
         if left <= 0:
-            raise _Refusal(Reason.LATE, self.late(host))
+            raise Refusal(Reason.LATE, self.late())
         return left
 
-    def late(self, host: str) -> str:
+    def late(self) -> str:
         """Say which request ran out of time."""
         return (
-            f"the request to {host} took longer than {self.policy.deadline_s:g} s "
+            f"the request to {self.origin} took longer than {self.policy.deadline_s:g} s "
             "(CODEBLANKS_OUTBOUND_DEADLINE_S)"
         )
+
+    def redirected(self, host: str) -> bool:
+        """Return whether `host` is not the caller's: a redirect named it."""
+        return _bare(host) != self.origin
+
+
+def _bare(host: str) -> str:
+    return host.strip("[]").rstrip(".").lower()
 
 
 # urllib3 makes connections itself, so the request in progress reaches them through the
@@ -116,22 +109,31 @@ class _Guarded:
     port: int
     timeout: float | None
     socket_options: Any
+    response_class: Any
     _dns_host: str
 
     def _new_conn(self) -> socket.socket:
         call = _CALL.get()
         if call is None:
-            raise _Refusal(Reason.REFUSED, f"refused: {self.host}: not through the outbound client")
+            raise Refusal(Reason.REFUSED, f"refused: {self.host}: not through the outbound client")
+        # its answer's head is read within the caps (a new connection for every request)
+        self.response_class = functools.partial(Head, origin=call.origin)
         try:
-            found = socket.getaddrinfo(self._dns_host, self.port, type=socket.SOCK_STREAM)
+            found = call.resolver.resolve(self._dns_host, self.port, call.deadline, call.late())
         except socket.gaierror as exc:
             raise NameResolutionError(self.host, self, exc) from exc  # type: ignore[arg-type]
         allowed = call.policy.allowed
         targets = [info for info in found if allowed.permits(self.host, self.port, _ip(info))]
         if not targets:
             ip = _ip(found[0])
-            where = str(ip) if address(self.host) == ip else f"{self.host} resolves to {ip}, which"
-            raise _Refusal(
+            if call.redirected(self.host):  # a name the server sent: for the log only
+                log.warning("refused a redirect to %.200r (%s) from %s", self.host, ip, call.origin)
+                where = f"a redirect from {call.origin} leads to an address that"
+            elif address(self.host) == ip:
+                where = str(ip)
+            else:
+                where = f"{self.host} resolves to {ip}, which"
+            raise Refusal(
                 Reason.REFUSED,
                 f"refused: {where} is {kind(ip)}; outbound requests reach public addresses "
                 "only, unless CODEBLANKS_OUTBOUND_ALLOW lists the host",
@@ -143,7 +145,7 @@ class _Guarded:
                 call.deadline.watch(sock)
                 for option in self.socket_options or ():
                     sock.setsockopt(*option)
-                left = call.left(self.host)
+                left = call.left()
                 asked = self.timeout if isinstance(self.timeout, int | float) else None
                 sock.settimeout(min(asked, left) if asked else left)
                 sys.audit("http.client.connect", self, self.host, self.port)
@@ -207,15 +209,17 @@ class _Adapter(requests.adapters.HTTPAdapter):
         proxies: Any = None,
     ) -> requests.Response:
         call = _CALL.get()
-        host = urlsplit(request.url or "").hostname or "?"
         if call is None:
+            host = urlsplit(request.url or "").hostname
             raise OutboundError(f"refused: {host}: not through the outbound client")
         try:
-            left = call.left(host)
+            left = call.left()
             response = super().send(request, True, _within(timeout, left), verify, cert, None)
-            _read(response, host, call.policy.max_bytes)
-        except _Refusal as exc:
+            read_body(response, call.origin, call.policy.max_bytes)
+        except Refusal as exc:
             raise OutboundError(str(exc), reason=exc.reason, request=request) from None
+        # pylti1p3 reads answers with response.json(): the same reader as ours (Answer.json)
+        response.__class__ = Answer
         return response
 
 
@@ -227,28 +231,13 @@ def _within(timeout: Any, left: float) -> Any:
     return left
 
 
-def _read(response: requests.Response, host: str, limit: int) -> None:
-    """Read the whole answer now, refusing one larger than `limit` bytes."""
-    too_large = _Refusal(Reason.TOO_LARGE, f"refused: the answer from {host} is over {limit} bytes")
-    declared = response.headers.get("Content-Length", "")
-    if declared.isdigit() and int(declared) > limit:
-        response.close()
-        raise too_large
-    body = bytearray()
-    for chunk in response.iter_content(64 * 1024):
-        body += chunk
-        if len(body) > limit:
-            response.close()
-            raise too_large
-    response._content = bytes(body)
-
-
 class Client(requests.Session):
     """A requests session that follows the outbound policy; see the module's docstring."""
 
     def __init__(self, policy: Policy) -> None:
         super().__init__()
         self.policy = policy
+        self.resolver = Resolver()
         self.max_redirects = MAX_REDIRECTS
         self.headers["User-Agent"] = "codeblanks-grader"
         adapter = _Adapter(max_retries=0)
@@ -259,9 +248,9 @@ class Client(requests.Session):
         """Send a request (and follow its redirects) within the policy's deadline."""
         if _CALL.get() is not None:  # a redirect of the request in progress
             return super().send(request, **kwargs)
-        host = urlsplit(request.url or "").hostname or "?"
+        origin = _bare(urlsplit(request.url or "").hostname or "?")
         with Deadline(self.policy.deadline_s) as deadline:
-            call = _Call(self.policy, deadline)
+            call = _Call(self.policy, deadline, origin, self.resolver)
             token = _CALL.set(call)
             try:
                 response = super().send(request, **kwargs)
@@ -269,12 +258,12 @@ class Client(requests.Session):
                 raise
             except OSError:  # requests' errors, and a socket's own when the watchdog ended it
                 if deadline.passed:  # say so, not "connection reset"
-                    raise OutboundError(call.late(host), reason=Reason.LATE) from None
+                    raise OutboundError(call.late(), reason=Reason.LATE) from None
                 raise
             finally:
                 _CALL.reset(token)
             if deadline.passed:  # an answer cut at the deadline can look complete
-                raise OutboundError(call.late(host), reason=Reason.LATE)
+                raise OutboundError(call.late(), reason=Reason.LATE)
             return response
 
     def get_redirect_target(self, resp: requests.Response) -> str | None:
@@ -286,8 +275,11 @@ class Client(requests.Session):
             if new.scheme not in ("http", "https") or (
                 downgrade and not loopback(new.hostname or "")
             ):
+                call = _CALL.get()
+                origin = call.origin if call is not None else old.hostname
+                log.warning("refused a redirect to %.200r, from %s", target, origin)
                 raise OutboundError(
-                    f"refused: {old.hostname} redirects to {new.scheme}://{new.hostname} "
+                    f"refused: {origin} redirects to a URL that is not https "
                     "(https only, http only for loopback)",
                 )
         return target
