@@ -11,6 +11,7 @@ already known, or wait for that fetch (never longer than the client's deadline).
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from dataclasses import dataclass, field, replace
@@ -20,10 +21,12 @@ import jwt
 import requests
 
 from service.lti.claims import LaunchProblem
+from service.lti.services import unreadable
 from service.lti.words import _l
-from service.outbound import Client
+from service.outbound import Client, Unreadable, document, explain
 
 ALGORITHMS = ("RS256", "RS384", "RS512")
+log = logging.getLogger("codeblanks.lti")
 Keys = dict[str, dict[str, Any]]
 
 
@@ -72,10 +75,12 @@ class KeySets:
             )
         try:
             return jwt.PyJWK(jwk, algorithm=alg).key
-        except jwt.PyJWKError as exc:
+        except jwt.PyJWTError as exc:  # InvalidKeyError too, which PyJWKError is not
+            log.warning("key %.100r of %s cannot be read: %.300r", kid, url, exc)  # quotes the key
             raise LaunchProblem(
                 _l("Unusable key"),
-                _l("key %(kid)s cannot be read: %(exc)s", kid=repr(kid), exc=exc),
+                _l("key %(kid)s in the platform's key set cannot be read", kid=repr(kid)),
+                status=502,
             ) from exc
 
     def _keys(self, url: str, kid: str) -> Keys:
@@ -133,15 +138,21 @@ class KeySets:
         try:
             response = self._client.get(url)
             response.raise_for_status()
-            document = response.json()
-        except (requests.RequestException, ValueError) as exc:
+            found = document(response)
+        except requests.RequestException as exc:
             raise LaunchProblem(
                 _l("Key set unavailable"),
-                _l("fetching %(url)s failed: %(exc)s", url=url, exc=exc),
+                _l("fetching %(url)s failed: %(exc)s", url=url, exc=explain(exc)),
                 _l("the platform's key set URL and that this server can reach it"),
                 status=502,
             ) from exc
-        keys = document.get("keys") if isinstance(document, dict) else None
+        except Unreadable as exc:
+            raise LaunchProblem(
+                _l("Bad key set"),
+                unreadable(_l("the key set at %(url)s", url=url), exc.fault),
+                status=502,
+            ) from None
+        keys = found.get("keys")
         if not isinstance(keys, list):
             raise LaunchProblem(
                 _l("Bad key set"), _l("%(url)s is not a JWKS document", url=url), status=502

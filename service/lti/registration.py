@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -11,9 +12,9 @@ from urllib.parse import urlencode, urlsplit
 import requests
 from sqlalchemy.exc import IntegrityError
 
-from service.lti.services import AGS_SCOPES, SCOPE_NRPS
+from service.lti.services import AGS_SCOPES, SCOPE_NRPS, unreadable
 from service.lti.words import _l, translated
-from service.outbound import check_url
+from service.outbound import Unreadable, check_url, document, explain, status_of
 from service.store import platform_rows, registration_tokens
 from service.store.database import Store
 from service.store.registration_tokens import Grant
@@ -28,6 +29,7 @@ PLATFORM_CONFIG = "https://purl.imsglobal.org/spec/lti-platform-configuration"
 # (Moodle's has none; its site name comes with each launch, in tool_platform.name)
 SITE_NAMES = ("https://canvas.instructure.com/lti/account_name",)
 SCOPES = (*AGS_SCOPES, SCOPE_NRPS)
+log = logging.getLogger("codeblanks.lti")
 CANVAS_ISSUERS = frozenset(
     f"https://canvas.{stage}instructure.com" for stage in ("", "beta.", "test.")
 )
@@ -223,7 +225,7 @@ def register(
             ),
             _l("the LMS's site URL (its issuer must be on the host of its configuration URL)"),
         )
-    _checked(issuer, "the issuer")
+    _checked(issuer, "issuer")
     needed = ("registration_endpoint", "authorization_endpoint", "token_endpoint", "jwks_uri")
     missing = [key for key in needed if not isinstance(config.get(key), str)]
     if missing:
@@ -275,7 +277,31 @@ def register(
             only=replaced,
         )
     except (ValueError, IntegrityError) as exc:
-        raise RegistrationProblem(_l("Registration not stored"), str(exc), status=409) from exc
+        log.warning("registration not stored: %.500s", exc)  # names the LMS's own values
+        raise RegistrationProblem(
+            _l("Registration not stored"),
+            _not_stored(ctx.store, issuer, client_id, replaced),
+            status=409,
+        ) from exc
+
+
+def _not_stored(store: Store, issuer: str, client_id: str, replaced: int | None) -> str:
+    """Say why the store kept a registration out, in our words (never the LMS's values)."""
+    if replaced is not None:
+        return _l(
+            "this registration URL was made to replace platform %(replaces_id)s, but the LMS "
+            "registered another client id; nothing was changed",
+            replaces_id=replaced,
+        )
+    found = platform_rows.with_issuer(store, issuer, client_id)
+    if not found:  # two registrations of one client id at once: the other one was stored
+        return _l("another registration of this client id was stored at the same moment")
+    return _l(
+        "platform %(platform_id)s is registered already with this issuer and client id, with "
+        "other URLs or settings; they are kept. To change them, make a registration URL with "
+        "`codeblanks platforms register-url --replace %(platform_id)s`",
+        platform_id=found[0].id,
+    )
 
 
 def _site_name(config: dict[str, Any]) -> str:
@@ -304,13 +330,13 @@ def _replaced(store: Store, grant: Grant, issuer: str) -> int | None:
     old = platform_rows.find(store, grant.replaces_id)
     old_issuer = old.issuer if old is not None else None
     if old_issuer != issuer:
+        log.warning("registration for platform %s names issuer %.200r", grant.replaces_id, issuer)
         raise RegistrationProblem(
             _l("Another LMS"),
             _l(
                 "this registration URL was made to replace platform %(replaces_id)s, whose "
-                "issuer is not %(issuer)s",
+                "issuer is not this LMS's",
                 replaces_id=grant.replaces_id,
-                issuer=repr(issuer),
             ),
             _l("that the URL is pasted into the LMS it was made for"),
             status=409,
@@ -321,8 +347,12 @@ def _replaced(store: Store, grant: Grant, issuer: str) -> int | None:
 def _checked(url: object, what: str) -> str:
     try:
         check_url(str(url), what)
-    except ValueError as exc:
-        raise RegistrationProblem(_l("Refused URL"), str(exc)) from exc
+    except ValueError:
+        log.warning("registration: refused %s %.200r", what, url)  # the LMS's words: logged
+        raise RegistrationProblem(
+            _l("Refused URL"),
+            _l("the LMS's %(what)s is not an https URL (http only for loopback)", what=what),
+        ) from None
     return str(url)
 
 
@@ -362,13 +392,13 @@ def canvas_config(ctx: LtiContext) -> dict[str, Any]:
 
 
 def _json(call: Callable[[], requests.Response], what: str) -> dict[str, Any]:
-    """Return a JSON object from a platform's endpoint; its body is never shown back."""
+    """Return a JSON object from a platform's endpoint; no word of its answer is shown back."""
     try:
         response = call()
     except requests.RequestException as exc:
         raise RegistrationProblem(
             _l("LMS unreachable"),
-            _l("%(what)s could not be fetched: %(reason)s", what=what, reason=_reason(exc)),
+            _l("%(what)s could not be fetched: %(reason)s", what=what, reason=explain(exc)),
             _l(
                 "that this server can reach the LMS (on-premises LMSs: CODEBLANKS_OUTBOUND_ALLOW, "
                 "see docs/operations.md)"
@@ -378,32 +408,12 @@ def _json(call: Callable[[], requests.Response], what: str) -> dict[str, Any]:
     if not response.ok:
         raise RegistrationProblem(
             _l("LMS refused"),
-            _l(
-                "%(what)s answered HTTP %(status_code)s",
-                what=what,
-                status_code=response.status_code,
-            ),
+            _l("%(what)s answered %(status)s", what=what, status=status_of(response)),
             status=502,
         )
     try:
-        data = response.json()
-    except ValueError:
-        data = None
-    if not isinstance(data, dict):
+        return document(response)
+    except Unreadable as exc:
         raise RegistrationProblem(
-            _l("Not an LTI platform"),
-            _l("%(what)s did not answer a JSON object", what=what),
-            status=502,
-        )
-    return data
-
-
-def _reason(exc: requests.RequestException) -> str:
-    """Return why a request failed, in a few words, without anything the server sent."""
-    if isinstance(exc, requests.Timeout):
-        return "it did not answer in time"
-    if isinstance(exc, requests.TooManyRedirects):
-        return "it redirected too many times"
-    if isinstance(exc, requests.ConnectionError):
-        return "the connection failed"
-    return str(exc)[:300]  # our own outbound client's refusals name the host and the rule
+            _l("Not an LTI platform"), unreadable(what, exc.fault), status=502
+        ) from None

@@ -8,23 +8,23 @@ rule, a size cap and a total deadline).
 
 from __future__ import annotations
 
-import json
 import logging
 import secrets
 import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from http import HTTPStatus
-from urllib.parse import urlsplit
 
 import jwt
 import requests
-from pylti1p3.exception import LtiServiceException
+from pylti1p3.exception import LtiException, LtiServiceException
 from pylti1p3.registration import Registration
 from pylti1p3.service_connector import ServiceConnector
 
+from core.errors import GraderError
 from service.lti.keys import SigningKey
+from service.lti.words import _l
+from service.outbound import Fault, Unreadable, document, explain, status_of
 
 SCOPE_LINEITEM = "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem"
 SCOPE_SCORE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
@@ -115,8 +115,8 @@ class CachingConnector(ServiceConnector):
         if not response.ok:
             raise LtiServiceException(response)
         try:
-            # Moodle answers JSON labelled text/html, so parse the text whatever its type
-            body = json.loads(response.text)
+            # Moodle answers JSON labelled text/html: the reader reads it whatever its type
+            body = document(response)
             token = str(body["access_token"])
             expires_in = float(body.get("expires_in") or 3600)
         except (ValueError, KeyError, TypeError) as exc:
@@ -141,24 +141,28 @@ def describe(exc: Exception) -> str:
 
     The answer may come from anything a URL can point at, so only its status reaches the
     teacher's page; the start of the answer goes to the log, for whoever runs the tool.
+    A failed request is told in our words (service.outbound.explain); any other error (a
+    KeyError or TypeError where pylti1p3 met an odd answer) only by its kind, and logged.
     """
     if isinstance(exc, LtiServiceException):
         response = exc.response
-        code = response.status_code
-        log.warning(
-            "platform call failed: HTTP %s from %s: %.500r",
-            code,
-            urlsplit(response.url or "").hostname,
-            response.text,
-        )
-        unexpected = " (not the answer the tool expects)" if response.ok else ""
-        return f"HTTP {code} {_phrase(code)}".rstrip() + unexpected
-    return f"{type(exc).__name__}: {exc}"[:300]
+        if not response.ok:
+            return status_of(response)
+        if isinstance(exc.__cause__, Unreadable):  # our reader's words: what is wrong with it
+            return f"{status_of(response)} ({exc.__cause__})"
+        return f"{status_of(response)} (not the answer the tool expects)"
+    if isinstance(exc, requests.RequestException | Unreadable):
+        return explain(exc)
+    if isinstance(exc, GraderError | LtiException):  # our sentences, and pylti1p3's fixed ones
+        return str(exc)[:300]
+    log.warning("platform call failed: %.500r", exc)
+    return f"the LMS's answer is not what the tool expects ({type(exc).__name__})"
 
 
-def _phrase(code: int) -> str:
-    # the standard phrase, not the LMS's own status line: that text is theirs to fill
-    try:
-        return HTTPStatus(code).phrase
-    except ValueError:
-        return ""
+def unreadable(what: str, fault: Fault) -> str:
+    """Say, in the reader's language, what is wrong with a platform's JSON (for a page)."""
+    if fault is Fault.TOO_DEEP:
+        return _l("%(what)s answered JSON nested too deeply", what=what)
+    if fault is Fault.NOT_JSON:
+        return _l("%(what)s did not answer JSON", what=what)
+    return _l("%(what)s did not answer a JSON object", what=what)

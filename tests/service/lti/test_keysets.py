@@ -1,4 +1,6 @@
+import html
 import json
+import logging
 import socket
 import threading
 import time
@@ -6,13 +8,19 @@ from urllib.parse import urlsplit
 
 import jwt
 import pytest
+import requests
 from cryptography.hazmat.primitives.asymmetric import rsa
+from sqlalchemy import update
 from werkzeug.serving import make_server
 from werkzeug.wrappers import Request, Response
 
+from service.demo.browser import run_launch
+from service.demo.server import BackgroundServer
 from service.lti.claims import LaunchProblem
 from service.lti.keysets import KeySets
 from service.outbound import Allowed, Client, Policy
+from service.store.models import Platform
+from tests.service.lti.conftest import make_lms
 
 
 def allowing(*servers, deadline_s=10.0):
@@ -221,3 +229,72 @@ def _problem(sets, url):
     except LaunchProblem as exc:
         return exc
     raise AssertionError("the key set answered")
+
+
+SECRET_PHRASE = "UPSTREAM-SECRET internal=10.0.0.5"
+
+
+@pytest.fixture
+def served(tmp_path):
+    """A real launch whose platform's key set URL is a server that answers what a test sets."""
+    state = {"status": "200 OK", "body": b"{}"}
+
+    @Request.application
+    def app(request):
+        return Response(state["body"], status=state["status"], content_type="application/json")
+
+    server = BackgroundServer(app).start()
+    state["url"] = server.url + "/jwks"
+    lms, tool_server = make_lms(tmp_path, allow=server.url.removeprefix("http://"))
+    with lms.store.session() as session:
+        session.execute(update(Platform).values(key_set_url=state["url"]))
+    state["kid"] = requests.get(lms.platform.jwks_url, timeout=10).json()["keys"][0]["kid"]
+
+    def launch():
+        trace = run_launch(requests.Session(), lms.platform.launch("ali", lms.link().id))
+        return trace.launch
+
+    state["launch"] = launch
+    yield state
+    server.stop()
+    lms.demo.stop()
+    tool_server.stop()
+    lms.store.dispose()
+
+
+@pytest.mark.parametrize(
+    ("body", "fault"),
+    [
+        (b"[" * 100_000, "answered JSON nested too deeply"),
+        (b'{"keys": ' + b'{"a": ' * 100_000, "answered JSON nested too deeply"),
+        (b"<html>SECRET-BODY</html>", "did not answer JSON"),
+        (b'["SECRET-BODY"]', "did not answer a JSON object"),
+    ],
+)
+def test_a_key_set_that_is_not_a_json_object_is_a_clear_page(served, body, fault):
+    served["body"] = body
+    page = served["launch"]()
+    assert page.status_code == 502, page.text[:300]  # the platform's fault: never a 500
+    text = html.unescape(page.text)
+    assert "Bad key set" in text and "SECRET-BODY" not in text
+    assert f"the key set at {served['url']} {fault}" in text
+
+
+def test_a_key_sets_reason_phrase_never_reaches_the_page(served, caplog):
+    served["status"] = "404 " + SECRET_PHRASE
+    served["body"] = b"SECRET-BODY"
+    with caplog.at_level(logging.WARNING):
+        page = served["launch"]()
+    text = html.unescape(page.text)
+    assert page.status_code == 502 and "Key set unavailable" in text
+    assert "HTTP 404 Not Found" in text
+    for word in ("UPSTREAM-SECRET", "10.0.0.5", "SECRET-BODY"):
+        assert word not in text
+    assert SECRET_PHRASE in caplog.text  # for whoever runs the tool
+
+
+def test_an_unreadable_key_is_a_clear_page_that_quotes_none_of_it(served):
+    served["body"] = json.dumps({"keys": [{"kid": served["kid"], "x": "SECRET-KEY"}]}).encode()
+    page = served["launch"]()
+    text = html.unescape(page.text)
+    assert page.status_code == 502 and "Unusable key" in text and "SECRET-KEY" not in text

@@ -1,5 +1,6 @@
 """Dynamic registration, as an attacker and as an admin would try it, over real HTTP."""
 
+import html
 import logging
 import re
 import threading
@@ -32,12 +33,15 @@ class FakePlatform:
         self.jwks_uri = self.url + "/jwks"
         self.registration_endpoint = self.url + "/register"
         self.register_answer: tuple | None = None
+        self.config_answer: tuple | None = None
         self.platform_config: dict = {"product_family_code": "moodle", "version": "4.5"}
         app = Flask(__name__)
 
         @app.get("/.well-known/openid-configuration")
         def configuration():
             self.hits.append("configuration")
+            if self.config_answer is not None:
+                return self.config_answer
             return jsonify(
                 issuer=self.issuer,
                 authorization_endpoint=self.url + "/auth",
@@ -368,3 +372,71 @@ def test_a_dynamically_registered_demo_lms_is_named_by_its_host_then_its_site(se
     link = lms.platform.add_link(new.client_id, "Lesson", custom={"lesson": SEED})
     run_launch(requests.Session(), lms.platform.launch("ali", link.id))
     assert registration.list_platforms(lms.store)[-1].name == "Codeblanks demo LMS"
+
+
+SECRET_PHRASE = "UPSTREAM-SECRET internal=10.0.0.5"
+DEEP = [("[" * 100_000, "JSON nested too deeply"), ('{"a":' * 100_000, "JSON nested too deeply")]
+
+
+@pytest.mark.parametrize("endpoint", ["configuration", "registration endpoint"])
+@pytest.mark.parametrize(
+    ("body", "fault"),
+    [*DEEP, ("<p>SECRET-BODY</p>", "did not answer JSON"), ('["SECRET-BODY"]', "a JSON object")],
+)
+def test_an_lms_that_answers_no_json_object_gets_a_page_naming_the_fault(
+    setup, endpoint, body, fault
+):
+    lms, fake, _ = setup
+    answer = (body, 200, {"Content-Type": "application/json"})
+    if endpoint == "configuration":
+        fake.config_answer = answer
+    else:
+        fake.register_answer = answer
+    page = register(lms, fake, url=token_url(lms))
+    text = html.unescape(page.text)
+    assert page.status_code == 502, text[:300]  # the platform's fault, never a 500
+    assert "Not an LTI platform" in text and fault in text and f"the LMS's {endpoint}" in text
+    assert "SECRET-BODY" not in text
+
+
+def test_an_lms_reason_phrase_is_never_shown(setup, caplog):
+    lms, fake, _ = setup
+    fake.register_answer = ("SECRET-BODY", "404 " + SECRET_PHRASE)
+    with caplog.at_level(logging.WARNING):
+        page = register(lms, fake, url=token_url(lms))
+    text = html.unescape(page.text)
+    assert page.status_code == 502 and "answered HTTP 404 Not Found" in text
+    assert "UPSTREAM-SECRET" not in text and "10.0.0.5" not in text
+    assert SECRET_PHRASE in caplog.text
+
+
+def test_where_an_lms_redirects_is_never_shown(setup):
+    lms, fake, _ = setup
+    config_url = fake.url + "/elsewhere?to=ftp://upstream-secret.example/x"
+    page = register(lms, fake, url=token_url(lms), openid_configuration=config_url)
+    assert page.status_code == 502 and "LMS unreachable" in page.text
+    assert "upstream-secret" not in page.text.lower()
+
+
+def test_a_refused_url_in_an_lms_configuration_is_not_quoted(setup, caplog):
+    lms, fake, _ = setup
+    fake.jwks_uri = "http://UPSTREAM-SECRET.example/keys"  # plain http, off loopback
+    with caplog.at_level(logging.WARNING):
+        page = register(lms, fake, url=token_url(lms))
+    text = html.unescape(page.text)
+    assert page.status_code == 400 and "Refused URL" in text
+    assert "the LMS's jwks_uri is not an https URL" in text and "UPSTREAM-SECRET" not in text
+    assert "UPSTREAM-SECRET" in caplog.text
+
+
+def test_a_registration_the_store_keeps_out_quotes_none_of_the_lmss_values(setup):
+    lms, fake, _ = setup
+    fake.client_id = "UPSTREAM-SECRET-client"
+    fake.platform_config = {registration.SITE_NAMES[0]: "UPSTREAM-SECRET site"}
+    assert register(lms, fake, url=token_url(lms)).status_code == 200
+    [first] = [p for p in registration.list_platforms(lms.store) if p.issuer == fake.url]
+    fake.jwks_uri = fake.url + "/other-jwks"
+    page = register(lms, fake, url=token_url(lms))
+    text = html.unescape(page.text)
+    assert page.status_code == 409 and f"register-url --replace {first.id}" in text
+    assert "UPSTREAM-SECRET" not in text

@@ -10,9 +10,11 @@ from sqlalchemy import select, update
 
 import workers.tasks  # registers the tasks by name
 from service.demo.browser import run_launch
+from service.demo.server import BackgroundServer
 from service.lti.roster import MAX_AGE
 from service.queue import TaskName
 from service.store.models import Course, utcnow
+from tests.service.lti.conftest import make_lms
 from tests.service.lti.test_flows import signed_in_headers
 from tests.service.sessions import text_of
 from tests.workers.contexts import attach_worker
@@ -176,3 +178,28 @@ def test_a_read_that_meets_a_database_outage_is_retried(lms, sent, monkeypatch):
     retried_as_a_worker_would(lms)
     [(name, args, _, options)] = sent
     assert (name, args, options["retries"]) == (TaskName.REFRESH_ROSTER, [course_id(lms)], 1)
+
+
+def test_a_roster_nested_too_deeply_is_a_clear_failure(tmp_path):
+    """pylti1p3 reads the roster with response.json(): the client's one reader, in a worker."""
+
+    def nested(environ, start_response):
+        start_response("200 OK", [("Content-Type", "application/json")])
+        return [b"[" * 100_000]
+
+    deep = BackgroundServer(nested).start()
+    lms, tool_server = make_lms(tmp_path, allow=deep.url.removeprefix("http://"))
+    try:
+        lms.app.extensions["celery"].send_task = lambda *args, **kwargs: None
+        page = teacher_page(lms, lms.link())
+        with lms.store.session() as session:
+            session.execute(update(Course).values(memberships_url=deep.url + "/members"))
+        assert read_roster(lms) == "failed"
+        assert "the LMS roster could not be read: the answer is JSON nested too deeply" in shown(
+            page
+        )
+    finally:
+        deep.stop()
+        lms.demo.stop()
+        tool_server.stop()
+        lms.store.dispose()

@@ -6,6 +6,7 @@ from dataclasses import replace
 from urllib.parse import urlsplit
 
 import pytest
+import requests
 from pylti1p3.exception import LtiServiceException
 from werkzeug.serving import make_server
 from werkzeug.wrappers import Request, Response
@@ -25,6 +26,8 @@ def lms():
     @Request.application
     def app(request):
         status = int(request.args.get("status", "409"))
+        if request.args.get("deep"):  # a token answer nested deeper than Python recurses
+            return Response("[" * 100_000, content_type="application/json")
         return Response(SECRET, status=status)
 
     server = make_server("127.0.0.1", 0, app, threaded=True)
@@ -40,7 +43,7 @@ def lms():
         (409, "HTTP 409 Conflict"),
         (401, "HTTP 401 Unauthorized"),
         (599, "HTTP 599"),
-        (200, "HTTP 200 OK (not the answer the tool expects)"),
+        (200, "HTTP 200 OK (the answer is not JSON)"),
     ],
 )
 def test_a_refused_token_request_is_described_without_its_body(
@@ -67,3 +70,30 @@ def test_demo_mode_allows_the_tools_own_origin_and_nothing_more():
     assert {(str(ip), port) for ip, port in allowed.address_ports} == {("127.0.0.1", 5123)}
     plain = Policy.from_settings(replace(settings, demo=0)).allowed
     assert plain == Allowed()
+
+
+def test_a_token_answer_nested_too_deeply_is_a_clear_failure(lms, tmp_path):
+    access = PlatformAccess(
+        1, "https://lms.example.org", "client-1", f"{lms}/token?deep=1",
+        KeyRing(tmp_path / "keys").current(),
+    )  # fmt: skip
+    client = Client(Policy(Allowed.parse(urlsplit(lms).netloc)))
+    with pytest.raises(LtiServiceException) as info:
+        CachingConnector(access, TokenCache(), client).get_access_token(["scope"])
+    assert describe(info.value) == "HTTP 200 OK (the answer is JSON nested too deeply)"
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        KeyError("UPSTREAM-SECRET"),  # pylti1p3 looking up what an odd answer lacks
+        TypeError("UPSTREAM-SECRET"),
+        requests.HTTPError("404 Client Error: UPSTREAM-SECRET for url: x", response=None),
+        requests.ConnectionError("HTTPSConnectionPool(host='upstream-secret.example')"),
+    ],
+)
+def test_no_failure_is_described_in_the_lmss_words(error, caplog):
+    with caplog.at_level(logging.WARNING):
+        words = describe(error)
+    assert "upstream-secret" not in words.lower() and words
+    assert "upstream-secret" in caplog.text.lower()  # for whoever runs the tool
