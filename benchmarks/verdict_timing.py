@@ -10,9 +10,10 @@ in each hidden case (the program tells them by the expression it reads), D taken
 own JSON API (the stamps every student sees; polling sees no more). For D = 0 that spread is
 the noise a delay must stand out of; a delay of w = the noise's p99 - p1 is told apart from
 the next one most of the time, so a hidden case's time limit L carries about log2(L / w + 1)
-bits a submission, printed with what the submission rate limit lets through in an hour.
-With --json, ends with one JSON line: {"rounds", "noise_ms": {"median", "p1", "p99",
-"stdev"}, "shift_ms": {D: median - median at 0}, "bits_per_submission", "bits_per_hour"}.
+bits a submission, and each hidden case one more (whether it passed); printed with what the
+submission rate limit lets through in an hour. With --json, ends with one JSON line:
+{"rounds", "noise_ms": {"median", "p1", "p99", "stdev"}, "shift_ms": {D: median - median
+at 0}, "timing_bits", "hidden_cases", "bits_per_submission", "bits_per_hour"}.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import shutil
 import statistics
 import sys
 import tempfile
@@ -98,6 +100,7 @@ def main() -> None:
     finally:
         pipeline.stop()
         redis.stop()
+        shutil.rmtree(temp, ignore_errors=True)  # the figures are all it leaves
 
     noise = sorted(measured[0])
     p1, p99 = _quantile(noise, 0.01), _quantile(noise, 0.99)
@@ -106,7 +109,9 @@ def main() -> None:
     lesson = load_lesson(REPO / "lessons" / SCALED)
     assert lesson.exercise is not None
     time_limit_ms = lesson.exercise.limits.time_s * 1000
-    bits = math.log2(time_limit_ms / width + 1)
+    timing = math.log2(time_limit_ms / width + 1)
+    hidden = sum(case.hidden for case in lesson.exercise.cases)  # a bit each: pass or fail
+    bits = timing + hidden
     settings = Settings.from_env()
     per_hour = settings.submit_rate * 3600 / settings.submit_window_s
     result = {
@@ -120,6 +125,8 @@ def main() -> None:
         "shift_ms": {
             str(d): round(statistics.median(measured[d]) - median, 1) for d in delays if d
         },
+        "timing_bits": round(timing, 2),
+        "hidden_cases": hidden,
         "bits_per_submission": round(bits, 2),
         "bits_per_hour": round(bits * per_hour),
     }
@@ -133,9 +140,10 @@ def main() -> None:
         print(f"{f'{delay} ms':<24}{statistics.median(row):>10.1f}{_quantile(row, 0.01):>8.1f}"
               f"{_quantile(row, 0.99):>8.1f}{shift:>10.1f}")  # fmt: skip
     print(f"\nnoise p99 - p1: {width:.1f} ms; a hidden case's time limit: {time_limit_ms:.0f} ms;"
-          f" about {bits:.1f} bits a submission, {per_hour:.0f} submissions an hour at the "
-          f"rate limit ({settings.submit_rate} per {settings.submit_window_s} s): "
-          f"about {bits * per_hour:.0f} bits an hour")  # fmt: skip
+          f" about {timing:.1f} bits a submission in its time and {hidden} in its hidden cases'"
+          f" pass or fail; {per_hour:.0f} submissions an hour at the rate limit"
+          f" ({settings.submit_rate} per {settings.submit_window_s} s): about"
+          f" {bits * per_hour:.0f} bits an hour")  # fmt: skip
     if args.json:
         print(json.dumps(result))
 
