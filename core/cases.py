@@ -86,7 +86,7 @@ class Case:
 
 @dataclass(frozen=True)
 class CaseVerdict:
-    """How one case went, with everything a teacher may see; `public` hides a hidden case's."""
+    """How one case went, with everything a teacher may see (core.student_views: its student's)."""
 
     name: str
     status: RunStatus
@@ -109,13 +109,16 @@ class CaseVerdict:
         return self.status is RunStatus.PASSED
 
     def summary(self) -> str:
-        """Return the line a student sees for this case: a hidden case gives its verdict only."""
-        head = str(_case_line(self.status, self.name, self.hidden))
+        """Return the case's line, as stored and as the CLI prints it: a hidden one, its status.
+
+        Its student reads core.student_views's line instead: a hidden case passed or failed.
+        """
+        head = str(case_line(self.status, self.name, self.hidden))
         return head if self.hidden else f"{head} {self.feedback}".rstrip()
 
     def summary_message(self) -> Text | None:
         """Return summary() to be translated; None when the feedback has no message."""
-        head = _case_line(self.status, self.name, self.hidden)
+        head = case_line(self.status, self.name, self.hidden)
         if self.hidden or not self.feedback:
             return head
         return None if self.message is None else join(head, self.message)
@@ -153,20 +156,6 @@ class CaseVerdict:
             if self.diff is None
             else {"line": self.diff.line, "expected": self.diff.expected, "got": self.diff.got},
         }
-
-
-_PUBLIC = ("name", "status", "weight", "hidden", "feedback", "feedback_message")
-
-
-def shown_to_student(record: Mapping[str, Any], revealed: bool) -> dict[str, Any]:
-    """Return a stored case (CaseVerdict.record()) as its student may see it.
-
-    A hidden case shows its name and verdict only until the reveal policy allows more; then
-    it is shown like a visible case.
-    """
-    if record.get("hidden") and not revealed:
-        return {key: record.get(key) for key in _PUBLIC}
-    return dict(record)
 
 
 def judge_case(
@@ -432,8 +421,8 @@ _CASE_LINES: dict[RunStatus, tuple[str, str]] = {
 }
 
 
-def _case_line(status: RunStatus, name: str, hidden: bool) -> Message:
-    """Return "Case 'x' failed." or "Hidden case 'x' failed."."""
+def case_line(status: RunStatus, name: str, hidden: bool) -> Message:
+    """Return "Case 'x' failed." or "Hidden case 'x' failed.", as the status says."""
     visible, secret = _CASE_LINES[status]
     return say(secret if hidden else visible, name=name)
 

@@ -131,16 +131,20 @@ def _detail(case: CaseVerdict) -> Text:
 
 
 def _feedback(cases: Sequence[CaseVerdict], score: float) -> Text:
-    passed = sum(case.passed for case in cases)
-    if passed == len(cases):
-        return say("All {count} cases passed.", count=len(cases))
+    failed = [_summary(case) for case in cases if not case.passed]
+    return cases_feedback(len(cases) - len(failed), len(cases), score, failed)
+
+
+def cases_feedback(passed: int, count: int, score: float, failed: Sequence[Text]) -> Text:
+    """Word a verdict of cases: how many passed, then the line of each failing case."""
+    if passed == count:
+        return say("All {count} cases passed.", count=count)
     head = say(
         "{passed} of {count} cases passed ({percent} of the points).",
         passed=passed,
-        count=len(cases),
+        count=count,
         percent=Percent(score),
     )
-    failed = [_summary(case) for case in cases if not case.passed]
     return join(head, *failed)
 
 

@@ -235,7 +235,7 @@ class Submission(Base):
     diff_expected: Mapped[str | None]
     diff_got: Mapped[str | None]
     # every case's verdict, with what a hidden case holds: shown to students per the reveal
-    # policy only (core.cases.shown_to_student); None before cases were kept
+    # policy only (core.student_views); None before cases were kept
     cases: Mapped[Any] = mapped_column(JSON, nullable=True)
     grader_error: Mapped[str | None]
     graded_at: Mapped[datetime | None]

@@ -8,11 +8,13 @@ row stored before texts were kept, or one that does not read back, shows its Eng
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from flask_babel import format_decimal, get_locale, get_translations
 
 from core import messages
+from core.student_views import shown_case
 from service.web.rendering import percent
 
 _DECIMALS = "#,##0.###############"  # every digit a limit or tolerance has (0.000001)
@@ -27,6 +29,11 @@ def feedback_of(submission: Any) -> str:
 def case_feedback_of(case: Any) -> str:
     """Return a stored case's one-line verdict (its `feedback`) in the page's language."""
     return _field(case, "feedback")
+
+
+def student_feedback_of(case: Any) -> str:
+    """Return a stored case's line as its student reads it before a reveal (a teacher's aside)."""
+    return case_feedback_of(shown_case(case, revealed=False)) if isinstance(case, Mapping) else ""
 
 
 def case_detail_of(case: Any) -> str:

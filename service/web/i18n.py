@@ -20,7 +20,12 @@ from pathlib import Path
 from flask import Flask, request, session
 from flask_babel import Babel, get_locale, gettext
 
-from service.web.feedback import case_detail_of, case_feedback_of, feedback_of
+from service.web.feedback import (
+    case_detail_of,
+    case_feedback_of,
+    feedback_of,
+    student_feedback_of,
+)
 
 LANGUAGES = ("en", "tr")
 DEFAULT = "en"
@@ -43,6 +48,7 @@ def init_app(app: Flask) -> None:
     app.add_template_global(feedback_of, "feedback_of")
     app.add_template_global(case_feedback_of, "case_feedback_of")
     app.add_template_global(case_detail_of, "case_detail_of")
+    app.add_template_global(student_feedback_of, "student_feedback_of")
     app.jinja_env.policies["ext.i18n.trimmed"] = True
     for missing in missing_catalogs():
         log.warning(

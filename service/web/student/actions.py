@@ -15,11 +15,11 @@ from celery import Celery
 from flask_babel import gettext as _
 from flask_babel import ngettext
 
-from core.cases import shown_to_student
 from core.lessons import Catalog, Lesson
 from core.placements import Closed, Closure, Policy, Reveal
 from core.questions import AnswerError, score_answer
 from core.sources import Fault, SourceRefused
+from core.student_views import student_view
 from service.queue import GradeMessage, send_grade
 from service.settings import Settings
 from service.store import answers, drafts, grades, placement_rows, submissions
@@ -187,9 +187,10 @@ def reveals(
 ) -> bool:
     """Return whether the placement's reveal policy lets the student see more now.
 
-    The one decision behind the sample solution, the answers of answered questions and the
-    hidden cases' inputs, expected results and outputs, for the page, the API and the
-    stream alike. `used` is the attempts count when the caller has it already.
+    The one decision behind the sample solution, the answers of answered questions and
+    what the hidden cases show beyond their names, weights and pass or fail (their inputs,
+    results, times and how they failed), for the page, the API and the stream alike.
+    `used` is the attempts count when the caller has it already.
     """
     policy = grades.policy_of(placement)
     if policy.reveal is Reveal.NEVER:
@@ -222,49 +223,28 @@ def withholds(submission: Submission) -> bool:
     return graded and any(record.get("hidden") for record in submission.cases or [])
 
 
-def shown_cases(submission: Submission, revealed: bool) -> list[dict[str, Any]]:
-    """Return the submission's cases as its author may see them ([] when none were kept)."""
-    return [shown_to_student(record, revealed) for record in submission.cases or []]
-
-
-def output_case(cases: list[dict[str, Any]]) -> str | None:
-    """Return the case whose output the verdict's stdout and stderr are: the first visible one.
-
-    core.verdicts never lends a hidden case's output to the verdict (it would show what the
-    case's input was); with every case hidden, the verdict has no output.
-    """
-    return next((str(case["name"]) for case in cases if not case.get("hidden")), None)
-
-
 def describe(submission: Submission, revealed: bool = False) -> dict[str, Any]:
-    """Return a submission as the JSON API shows it.
+    """Return a submission as the JSON API shows it: once graded, its student's view.
 
-    `cases` are shown per core.cases.shown_to_student; `stdout` and `stderr` are those of
-    the case `output_case` names (the first visible one), none when every case is hidden.
+    The verdict is core.student_views.student_view's: a hidden case by name, weight and
+    pass or fail only until `revealed`; `stdout` and `stderr` are those of the case
+    `output_case` names (the first visible one), none when every case is hidden.
     """
-    graded = submission.status == SubmissionStatus.GRADED
     verdict = None
-    if graded:
-        cases = shown_cases(submission, revealed)
-        difference = None
-        if submission.diff_line is not None:
-            difference = {
-                "line": submission.diff_line,
-                "expected": submission.diff_expected,
-                "got": submission.diff_got,
-            }
+    if submission.status == SubmissionStatus.GRADED:
+        view = student_view(submission, revealed)
         verdict = {
-            "status": submission.run_status,
-            "score": submission.score,
-            "stdout": submission.stdout,
-            "stderr": submission.stderr,
-            "exit_code": submission.exit_code,
-            "duration_ms": submission.duration_ms,
-            "feedback": submission.feedback,
-            "first_difference": difference,
+            "status": view.status,
+            "score": view.score,
+            "stdout": view.stdout,
+            "stderr": view.stderr,
+            "exit_code": view.exit_code,
+            "duration_ms": view.duration_ms,
+            "feedback": view.feedback,
+            "first_difference": view.diff,
             "grader_failed": submission.grader_error is not None,
-            "cases": cases,
-            "output_case": output_case(cases),
+            "cases": list(view.cases),
+            "output_case": view.output_case,
         }
     return {
         "id": submission.id,

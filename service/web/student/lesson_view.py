@@ -2,7 +2,7 @@
 
 Everything here is read for one user; nothing of another student's work is ever loaded.
 The sample solution, the question answers and the hidden cases' details are in the page only
-when `revealed`.
+when `revealed`; every verdict on it is its student's view (core.student_views).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from core.lessons import Catalog, Lesson
 from core.placements import Closed, Policy
 from core.questions import ChoiceQuestion, MatchQuestion, Question
 from core.runs import RunStatus
+from core.student_views import StudentView, student_view
 from service.store import drafts, grades, submissions, work
 from service.store.database import Store
 from service.store.models import Placement, QuestionAnswer, Submission, SubmissionStatus
@@ -59,19 +60,27 @@ class LessonPage:
         return self.revealed and (question_id in self.answers or self.questions_closed is not None)
 
     @property
+    def verdict(self) -> StudentView | None:
+        """Return the shown submission's verdict as its student may see it."""
+        return None if self.shown is None else self.seen(self.shown)
+
+    def seen(self, submission: Submission) -> StudentView:
+        """Return a graded submission's verdict as its student may see it, per the policy."""
+        return student_view(submission, self.revealed)
+
+    @property
     def cases(self) -> list[ShownCase]:
         """Return the shown verdict's cases to list, as the student may see them; [] for none.
 
         An exercise without `cases` keeps its one-run verdict: its implicit case is no list.
         """
-        shown, exercise = self.shown, self.lesson.exercise
-        if shown is None or exercise is None:
+        verdict, exercise = self.verdict, self.lesson.exercise
+        if verdict is None or exercise is None:
             return []
-        records = actions.shown_cases(shown, self.revealed)
-        if not (exercise.has_cases or len(records) > 1):
+        if not (exercise.has_cases or len(verdict.cases) > 1):
             return []
         kinds = {case.name: case.is_value for case in exercise.cases}
-        return [ShownCase(record, kinds.get(str(record.get("name")))) for record in records]
+        return [ShownCase(record, kinds.get(str(record.get("name")))) for record in verdict.cases]
 
     @property
     def pending(self) -> bool:
@@ -81,7 +90,7 @@ class LessonPage:
 
 @dataclass(frozen=True)
 class ShownCase:
-    """One case of a verdict as its student sees it (core.cases.shown_to_student)."""
+    """One case of a verdict as its student sees it (core.student_views.shown_case)."""
 
     record: Mapping[str, Any]
     value: bool | None  # a value case, a run case, or unknown (no longer in the lesson)

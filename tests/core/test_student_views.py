@@ -1,0 +1,276 @@
+"""core/student_views: a stored verdict as its student sees it (issue 25, point 1).
+
+Of a hidden case not yet revealed, the student sees its name, weight and pass or fail; the
+verdict's status, time and feedback are what the cases so shown make of them. Verdicts come
+from core.verdicts.judge on plain RunResults and are stored as the store's writer
+(service.store.submissions.finish) stores them: no sandbox, no database.
+"""
+
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+import pytest
+
+from core.cases import Case
+from core.compare import CompareMode, Tolerance
+from core.lessons import Exercise
+from core.messages import from_json, to_json
+from core.runs import Limits, RunOutcome, RunResult
+from core.student_views import StudentView, shown_case, student_view
+from core.verdicts import Verdict, judge
+
+LIMITS = Limits(time_s=2.0)
+
+
+def _run(name: str, hidden: bool = False, weight: float = 1) -> Case:
+    return Case(name, weight, hidden, CompareMode.EXACT, Tolerance(), stdin=name, output="ok\n")
+
+
+V1, V2 = _run("v1"), _run("v2", weight=2)
+H1, H2 = _run("h1", hidden=True), _run("h2", hidden=True, weight=3)
+MIXED = (V1, V2, H1, H2)
+HIDDEN_FIRST = (H1, V1, H2, V2)
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A graded submission's columns, as the store's writer fills them from a verdict."""
+
+    run_status: str | None
+    score: float | None
+    stdout: str | None
+    stderr: str | None
+    exit_code: int | None
+    duration_ms: int | None
+    feedback: str | None
+    feedback_message: Any
+    diff_line: int | None
+    diff_expected: str | None
+    diff_got: str | None
+    cases: Any
+
+
+def stored(verdict: Verdict) -> Stored:
+    diff = verdict.diff
+    return Stored(
+        run_status=verdict.status.value,
+        score=verdict.score,
+        stdout=verdict.stdout,
+        stderr=verdict.stderr,
+        exit_code=verdict.exit_code,
+        duration_ms=verdict.duration_ms,
+        feedback=verdict.feedback,
+        feedback_message=None if verdict.message is None else to_json(verdict.message),
+        diff_line=diff.line if diff else None,
+        diff_expected=diff.expected if diff else None,
+        diff_got=diff.got if diff else None,
+        cases=[case.record() for case in verdict.cases] or None,
+    )
+
+
+def graded(cases: tuple[Case, ...], results: list[RunResult]) -> Stored:
+    exercise = Exercise(
+        title="T",
+        prompt="P",
+        entrypoint="main.py",
+        compare=CompareMode.EXACT,
+        tolerance=Tolerance(),
+        limits=LIMITS,
+        points=6,
+        starter={"main.py": ""},
+        solution={"main.py": ""},
+        expected_output="",
+        cases=cases,
+        has_cases=True,
+    )
+    return stored(judge(exercise, results))
+
+
+def ok(ms: int = 7) -> RunResult:
+    return RunResult(RunOutcome.EXITED, b"ok\n", b"", exit_code=0, duration_ms=ms)
+
+
+def wrong(ms: int = 7) -> RunResult:
+    return RunResult(RunOutcome.EXITED, b"no\n", b"hint\n", exit_code=0, duration_ms=ms)
+
+
+def ended(outcome: RunOutcome, ms: int = 7) -> RunResult:
+    return RunResult(outcome, b"", b"", duration_ms=ms, reason="over the limit")
+
+
+def crashed(ms: int = 7) -> RunResult:
+    return RunResult(RunOutcome.EXITED, b"", b"ValueError: 41\n", exit_code=1, duration_ms=ms)
+
+
+# every way a hidden case can fail, and how long it can take: one bit, failed, to the student
+FAILING = [
+    pytest.param(wrong(1900), id="wrong, slowly"),
+    pytest.param(ended(RunOutcome.TIMEOUT, 2000), id="timeout"),
+    pytest.param(crashed(), id="error"),
+    pytest.param(RunResult(RunOutcome.EXITED, b"", b"", signal=9, duration_ms=7), id="killed"),
+    pytest.param(ended(RunOutcome.MEMORY_LIMIT), id="memory_limit"),
+    pytest.param(ended(RunOutcome.OUTPUT_LIMIT), id="output_limit"),
+    pytest.param(ended(RunOutcome.REJECTED), id="rejected"),
+]
+
+
+@pytest.mark.parametrize("cases", [MIXED, HIDDEN_FIRST], ids=["visible first", "hidden first"])
+@pytest.mark.parametrize("failing", FAILING)
+def test_a_hidden_case_failing_any_way_shows_as_a_wrong_value(cases, failing):
+    def results(h1: RunResult) -> list[RunResult]:  # v2 fails too, h2 passes
+        return [h1 if case is H1 else wrong() if case is V2 else ok() for case in cases]
+
+    assert student_view(graded(cases, results(failing)), False) == student_view(
+        graded(cases, results(wrong())), False
+    )
+
+
+@pytest.mark.parametrize("ms", [0, 1, 500, 1999])
+def test_a_hidden_case_passing_slowly_shows_as_one_passing_fast(ms):
+    fast = student_view(graded(MIXED, [ok(5), ok(6), ok(1), ok(1)]), False)
+    slow = student_view(graded(MIXED, [ok(5), ok(6), ok(ms), ok(2 * ms)]), False)
+    assert slow == fast
+    assert (fast.status, fast.duration_ms, fast.feedback) == ("passed", 11, "All 4 cases passed.")
+
+
+VIEWS = [
+    # (cases, results, status, duration_ms, feedback): what the student reads
+    (MIXED, [ok(), ok(), ok(), ok()], "passed", 14, "All 4 cases passed."),
+    (
+        MIXED,
+        [ok(), ok(), ended(RunOutcome.TIMEOUT, 2000), ok()],
+        "failed",
+        14,
+        "3 of 4 cases passed (86% of the points). Hidden case 'h1' failed.",
+    ),
+    (
+        MIXED,
+        [ended(RunOutcome.TIMEOUT, 2000), ok(), crashed(), ok()],
+        "timeout",  # a visible case's own status, as before
+        2007,
+        "2 of 4 cases passed (71% of the points). Case 'v1' ran out of time. "
+        "Your program ran out of time (2 s). Look for an endless loop. Hidden case 'h1' failed.",
+    ),
+    (
+        HIDDEN_FIRST,
+        [ended(RunOutcome.MEMORY_LIMIT), crashed(), ok(), ok()],
+        "failed",  # the first failing case is hidden: failed, not memory_limit
+        14,
+        "2 of 4 cases passed (71% of the points). Hidden case 'h1' failed. "
+        "Case 'v1' stopped with an error. Last error line: ValueError: 41",
+    ),
+    (
+        HIDDEN_FIRST,
+        [ok(900), wrong(), crashed(1800), ok()],
+        "failed",
+        14,
+        "2 of 4 cases passed (43% of the points). Case 'v1' failed. "
+        "Line 1 differs: expected `ok`, got `no`. Hidden case 'h2' failed.",
+    ),
+]
+
+
+@pytest.mark.parametrize(("cases", "results", "status", "duration_ms", "feedback"), VIEWS)
+def test_the_status_time_and_feedback_are_the_shown_cases(
+    cases, results, status, duration_ms, feedback
+):
+    view = student_view(graded(cases, results), False)
+    assert (view.status, view.duration_ms, view.feedback) == (status, duration_ms, feedback)
+    assert str(from_json(view.feedback_message)) == feedback  # the same, to be translated
+    for case in view.cases:
+        if case["hidden"]:
+            assert set(case) == {"name", "status", "weight", "hidden", "feedback",
+                                 "feedback_message"}  # fmt: skip
+            assert case["status"] in ("passed", "failed")
+
+
+@pytest.mark.parametrize(("cases", "results", "status", "duration_ms", "feedback"), VIEWS)
+def test_once_revealed_the_verdict_is_shown_as_stored(
+    cases, results, status, duration_ms, feedback
+):
+    kept = graded(cases, results)
+    view = student_view(kept, True)
+    assert (view.status, view.duration_ms, view.feedback) == (
+        kept.run_status, kept.duration_ms, kept.feedback
+    )  # fmt: skip
+    assert list(view.cases) == kept.cases
+
+
+def test_every_case_hidden_shows_no_time_and_no_output():
+    view = student_view(graded((H1, H2), [ended(RunOutcome.TIMEOUT, 2000), ok(300)]), False)
+    assert (view.status, view.duration_ms, view.stdout, view.output_case) == (
+        "failed", None, "", None
+    )  # fmt: skip
+    assert view.feedback == "1 of 2 cases passed (75% of the points). Hidden case 'h1' failed."
+
+
+@pytest.mark.parametrize(
+    "results",
+    [[ok(), ok()], [wrong(), ended(RunOutcome.TIMEOUT)], [crashed(), ended(RunOutcome.REJECTED)]],
+)
+def test_a_verdict_without_hidden_cases_is_shown_as_stored(results):
+    kept = graded((V1, V2), results)
+    view = student_view(kept, False)
+    expected = {key: value for key, value in asdict(kept).items() if not key.startswith("diff_")}
+    assert {
+        "run_status" if key == "status" else key: value
+        for key, value in asdict(view).items()
+        if key != "diff"
+    } == {**expected, "cases": tuple(kept.cases)}
+    assert view.diff == (
+        None
+        if kept.diff_line is None
+        else {"line": kept.diff_line, "expected": kept.diff_expected, "got": kept.diff_got}
+    )
+
+
+SHOWN_CASES = [
+    # (status stored, shown): a hidden case's status, as its student sees it
+    ("passed", "passed"),
+    ("failed", "failed"),
+    ("error", "failed"),
+    ("timeout", "failed"),
+    ("memory_limit", "failed"),
+    ("output_limit", "failed"),
+    ("rejected", "failed"),
+    ("anything else", "failed"),
+]
+
+
+@pytest.mark.parametrize(("status", "shown"), SHOWN_CASES)
+def test_a_hidden_case_shows_its_name_weight_and_pass_or_fail(status, shown):
+    record = {
+        "name": "h", "status": status, "weight": 2.0, "hidden": True,
+        "feedback": "Hidden case 'h' ran out of time.", "detail": "It ran longer.",
+        "input": "41", "expected": "42", "got": "43", "stdout": "43", "stderr": "44",
+        "exit_code": 0, "duration_ms": 1900, "diff": None,
+    }  # fmt: skip
+    line = "Hidden case 'h' passed." if shown == "passed" else "Hidden case 'h' failed."
+    assert shown_case(record, revealed=False) == {
+        "name": "h",
+        "status": shown,
+        "weight": 2.0,
+        "hidden": True,
+        "feedback": line,
+        "feedback_message": {"t": line.replace("'h'", "'{name}'"), "a": {"name": "h"}},
+    }
+    assert shown_case(record, revealed=True) == record
+    visible = {**record, "hidden": False}
+    assert shown_case(visible, revealed=False) == visible
+
+
+def test_a_case_kept_before_its_message_was_is_worded_from_its_english():
+    kept = graded(MIXED, [wrong(), ok(), wrong(), ok()])
+    for case in kept.cases:
+        case.pop("feedback_message")
+    view = student_view(replace(kept, feedback_message=None), False)
+    assert view.feedback == (
+        "2 of 4 cases passed (71% of the points). Case 'v1' failed. "
+        "Line 1 differs: expected `ok`, got `no`. Hidden case 'h1' failed."
+    )
+
+
+def test_a_stored_verdict_without_cases_is_shown_as_stored():
+    kept = replace(graded(MIXED, [ok(), ok(), ok(), ok()]), cases=None, duration_ms=99)
+    view = student_view(kept, False)
+    assert isinstance(view, StudentView) and view.cases == () and view.duration_ms == 99
