@@ -33,6 +33,9 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
         MAX_CONTENT_LENGTH=1024 * 1024,
         MIGRATE_ON_START=True,
         PERMANENT_SESSION_LIFETIME=timedelta(hours=8),
+        # a token in a URL (service.web.auth): long enough to follow a link of a page loaded
+        # without its script; the script signs a fresh one while the page is in use
+        LINK_LIFETIME=timedelta(minutes=15),
     )
     if test_config:
         app.config.from_mapping(test_config)
