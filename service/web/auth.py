@@ -32,10 +32,12 @@ from urllib.parse import urlsplit
 
 from flask import Flask, Request, Response, current_app, session
 from flask.sessions import SecureCookieSession, SecureCookieSessionInterface, SessionMixin
+from flask_babel import gettext as _
 from itsdangerous import URLSafeTimedSerializer
 
 from service.outbound import loopback
-from service.web import csrf
+from service.store import memberships
+from service.web import csrf, extensions
 
 _USER = "user_id"
 _PLACEMENTS = "placement_ids"
@@ -137,14 +139,25 @@ def link_token() -> str:
 
 
 def page_session() -> dict[str, str]:
-    """Return what a page of this session carries: its three tokens."""
+    """Return what a page of this session carries: its three tokens, and whose session it is."""
     # the CSRF nonce lives in the session: make it before signing the session for the page
     form_token = csrf.token()
+    user = current_user()
     return {
         "csrf_token": form_token,
         "session_token": session_token(),
         "link_token": link_token(),
+        "signed_in_as": name_of(user.user_id) if user else "",
     }
+
+
+def name_of(user_id: int) -> str:
+    """Return how pages name a user: the name their LMS gave, its email, else its id for them."""
+    with extensions.store().session() as db:
+        user = memberships.user(db, user_id)
+        if user is None:
+            return str(_("an unknown user"))
+        return user.name or user.email or str(_("LMS user %(id)s", id=user.sub[:64]))
 
 
 class PortableSessionInterface(SecureCookieSessionInterface):

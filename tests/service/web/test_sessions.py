@@ -1,11 +1,11 @@
-"""Whose page is it: the page's own session, links that die soon, sessions that end on time."""
+"""Whose page is it: the page's own session and its name, links that die soon, sessions that end."""
 
 import time
 
 import pytest
 from sqlalchemy import select, update
 
-from service.store.models import Submission, User
+from service.store.models import Membership, Placement, Submission, User
 from tests.factories import add_student, place
 from tests.service.sessions import (
     catch_tasks,
@@ -14,6 +14,7 @@ from tests.service.sessions import (
     session_param,
     sign_in,
     signed_ago,
+    text_of,
 )
 
 LESSON = "expert/what-is-attention"
@@ -71,10 +72,11 @@ def test_the_pages_token_wins_over_anothers_cookie(app, client, two):
     by_link = client.get(f"/lessons/{berna.placement_id}?s={link}", headers=FROM_THE_TOOL)
     assert by_link.status_code == 403
     own = client.get(f"/lessons/{ali.placement_id}?s={link}", headers=FROM_THE_TOOL)
-    assert own.status_code == 200
+    assert own.status_code == 200 and "Signed in as Ali Student" in text_of(own.text)
     # and the cookie still holds Berna's session: a page's token never rewrites it
     assert "Set-Cookie" not in mine.headers and "Set-Cookie" not in own.headers
-    assert client.get(f"/lessons/{berna.placement_id}").status_code == 200
+    hers = client.get(f"/lessons/{berna.placement_id}")
+    assert "Signed in as Berna Student" in text_of(hers.text)
 
 
 def test_a_bad_token_is_no_session_even_with_a_cookie(client, two):
@@ -188,3 +190,42 @@ def test_a_student_of_another_platform_cannot_use_a_placement(app, client, two):
     token = mint(app, user_id=other, placement_ids=[])
     answer = client.get(f"/lessons/{ali.placement_id}", headers={"X-CodeBlanks-Session": token})
     assert answer.status_code == 403
+
+
+@pytest.mark.parametrize(
+    ("language", "words", "unnamed"),
+    [("en", 'Signed in as <strong translate="no">{}</strong>', "LMS user student-1"),
+     ("tr", 'Oturum açan: <strong translate="no">{}</strong>', "LMS kullanıcısı student-1")],
+)  # fmt: skip
+def test_every_student_and_teacher_page_says_whose_session_it_is(app, client, two, language,
+                                                                 words, unnamed):  # fmt: skip
+    berna, ali = two
+    store = app.extensions["store"]
+    with store.session() as session:
+        course_id = session.get(Placement, berna.placement_id).course_id
+        session.add(Membership(course_id=course_id, user_id=berna.user_id, teacher=False))
+        # Ali sent no name: the page names him honestly, by his LMS's id for him
+        session.execute(update(User).where(User.id == ali.user_id).values(name="", email=""))
+    ids = {"placement_id": berna.placement_id, "course_id": course_id, "user_id": berna.user_id}
+    shown = {}
+    for who, user_id, teaches in (("Berna Student", berna.user_id, []),
+                                  (unnamed, ali.user_id, [course_id])):  # fmt: skip
+        sign_in(client, user_id, [berna.placement_id], teaches=teaches)
+        with client.session_transaction() as session:
+            session["locale"] = language
+        for rule in app.url_map.iter_rules():
+            if rule.endpoint.split(".")[0] not in ("pages", "teacher", "regrades"):
+                continue
+            if "GET" not in rule.methods or not set(rule.arguments) <= set(ids):
+                continue
+            answer = client.get(rule.build({k: ids[k] for k in rule.arguments})[1])
+            if answer.mimetype != "text/html":
+                continue  # the pages' JSON and CSV
+            assert answer.status_code in (200, 403), (rule.endpoint, answer.status_code)
+            assert words.format(who) in answer.text, (who, rule.endpoint)
+            shown.setdefault(who, set()).add(rule.endpoint)
+    assert shown["Berna Student"] >= {"pages.lesson", "pages.course"}
+    assert shown[unnamed] >= {
+        "teacher.gradebook", "teacher.placement", "teacher.student", "regrades.show",
+        "pages.course",
+    }  # fmt: skip
