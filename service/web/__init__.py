@@ -79,7 +79,7 @@ def register_extensions(app: Flask) -> None:
 
 def register_blueprints(app: Flask) -> None:
     """Mount one blueprint per concern."""
-    from service.web import admin, home
+    from service.web import admin, home, switching
     from service.web.lms import endpoints, picker
     from service.web.ops import health, metrics
     from service.web.student import api, student_pages
@@ -95,6 +95,7 @@ def register_blueprints(app: Flask) -> None:
     app.register_blueprint(student_pages.bp)
     app.register_blueprint(teacher_pages.bp)
     app.register_blueprint(regrade_pages.bp)
+    app.register_blueprint(switching.bp)
 
 
 def register_errorhandlers(app: Flask) -> None:

@@ -16,6 +16,11 @@ page itself, signed with the instance's secret key in one of two tokens:
 The page's own token wins over the cookie: a browser may hold the cookie of another user's
 launch (two tabs, two LMS accounts, a teacher's student view), and the page must stay the
 page of whoever it was opened for; a session read from a token never writes the cookie.
+Except in one case: a navigation that did not come from the tool's own pages (a link pasted
+or followed from elsewhere: `Sec-Fetch-Site` is not `same-origin`, or absent) whose link
+token is another user's than the browser's own cookie session. That link does not switch the
+browser silently: the request keeps the cookie's session and carries the link's aside
+(contested()), and service.web.switching asks whose session to go on with.
 
 A session lives `PERMANENT_SESSION_LIFETIME` from its launch, however much it is used: only a
 new launch (a fresh word from the LMS) starts the clock again.
@@ -160,6 +165,23 @@ def name_of(user_id: int) -> str:
         return user.name or user.email or str(_("LMS user %(id)s", id=user.sub[:64]))
 
 
+def contested() -> dict[str, Any] | None:
+    """Return the session of another user's link that this request came with, if it did."""
+    found = getattr(session, "contested", None)
+    return found if isinstance(found, dict) else None
+
+
+def adopt(token: str) -> bool:
+    """Make a fresh link token's session this browser's own (a switch the user chose)."""
+    found = _load(current_app, token, [(LINK_SALT, _link_lifetime(current_app))])
+    if not isinstance(found.get(_USER), int):
+        return False
+    session.clear()
+    session.update(found)
+    session.permanent = True
+    return True
+
+
 class PortableSessionInterface(SecureCookieSessionInterface):
     """Flask's signed-cookie session, also read from a header or an `s` parameter."""
 
@@ -174,7 +196,11 @@ class PortableSessionInterface(SecureCookieSessionInterface):
         link = request.args.get(PARAM)
         if not link:
             return cookie
-        return self._from_page(_load(app, link, [(LINK_SALT, _link_lifetime(app))]))
+        found = _load(app, link, [(LINK_SALT, _link_lifetime(app))])
+        if cookie is not None and _another_users(request, cookie, found):
+            cookie.contested = found  # type: ignore[attr-defined]
+            return cookie
+        return self._from_page(found)
 
     def save_session(self, app: Flask, session: SessionMixin, response: Response) -> None:
         """Write the cookie, unless the session came with the page (its links carry it)."""
@@ -192,6 +218,14 @@ class PortableSessionInterface(SecureCookieSessionInterface):
         found = self.session_class(data)
         found.from_page = True  # type: ignore[attr-defined]
         return found
+
+
+def _another_users(request: Request, cookie: SessionMixin, link: dict[str, Any]) -> bool:
+    """Return whether a link from outside the tool is another user's than the cookie's."""
+    if request.headers.get("Sec-Fetch-Site") == "same-origin":
+        return False  # the tool's own page: its token wins, as for its script's header
+    mine, theirs = cookie.get(_USER), link.get(_USER)
+    return isinstance(mine, int) and isinstance(theirs, int) and mine != theirs
 
 
 def _load(app: Flask, token: str, kinds: list[tuple[str, float]]) -> dict[str, Any]:

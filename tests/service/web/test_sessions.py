@@ -1,4 +1,4 @@
-"""Whose page is it: the page's own session and its name, links that die soon, sessions that end."""
+"""Whose page is it: the page's own session, a link that is not an account, sessions that end."""
 
 import time
 
@@ -21,6 +21,7 @@ LESSON = "expert/what-is-attention"
 HOUR = 3600
 MINUTE = 60
 FROM_THE_TOOL = {"Sec-Fetch-Site": "same-origin"}  # a navigation from one of the tool's pages
+PASTED = {"Sec-Fetch-Site": "none"}  # an address typed or pasted, a bookmark
 
 
 def mint(app, **session):
@@ -141,6 +142,58 @@ def test_a_link_lives_its_lifetime_then_no_longer(app, two):
     with app.test_client() as script:
         headers = {"X-CodeBlanks-Session": header}
         assert script.get(f"/lessons/{ali.placement_id}", headers=headers).status_code == 200
+
+
+def test_another_users_link_opened_elsewhere_asks_before_anything_is_done(app, client, two):
+    berna, ali = two
+    link = alis_link(app, ali)
+    asked = client.get(f"/lessons/{ali.placement_id}?s={link}", headers=PASTED)
+    assert asked.status_code == 409
+    words = text_of(asked.text, spaced=True)
+    assert "carries the session of Ali Student" in words
+    assert "This browser is signed in as Berna Student" in words
+    assert "Continue as Berna Student" in words and "Switch to Ali Student" in words
+    assert "What is attention?" not in words  # not Ali's page
+    assert f'href="/lessons/{ali.placement_id}"' in asked.text  # on as Berna: no token
+    # a form sent from elsewhere with Ali's link does nothing either
+    posted = client.post(
+        f"/api/placements/{ali.placement_id}/submissions?s={link}",
+        json={"source": "print(1)"}, headers=PASTED,
+    )  # fmt: skip
+    assert posted.status_code == 409 and posted.get_json()["error"] == "another_users_link"
+    assert submissions_of(app, ali.user_id) == []
+    # a browser that has no session of its own is whoever the fresh link says, and shows it
+    with app.test_client() as fresh:
+        own = fresh.get(f"/lessons/{ali.placement_id}?s={link}", headers=PASTED)
+        assert own.status_code == 200 and "Signed in as Ali Student" in text_of(own.text)
+    # the visible switch: now this browser is Ali's, and says so
+    switched = client.post(
+        "/session/switch",
+        data={"csrf": form_token(asked.text), "link": link, "next": f"/lessons/{ali.placement_id}"},
+    )
+    assert switched.status_code == 303 and switched.headers["Location"] == (
+        f"/lessons/{ali.placement_id}"
+    )
+    page = client.get(switched.headers["Location"])
+    assert page.status_code == 200 and "Signed in as Ali Student" in text_of(page.text)
+
+
+@pytest.mark.parametrize("fault", ["no-csrf", "elsewhere", "stale-link", "no-link"])
+def test_the_switch_takes_only_this_pages_choice(app, client, two, fault):
+    berna, ali = two
+    link = alis_link(app, ali, 16 * MINUTE if fault == "stale-link" else 0)
+    asked = client.get(f"/lessons/{ali.placement_id}?s={alis_link(app, ali)}", headers=PASTED)
+    form = {"csrf": form_token(asked.text), "link": link, "next": f"/lessons/{ali.placement_id}"}
+    if fault == "no-csrf":
+        form.pop("csrf")
+    elif fault == "elsewhere":
+        form["next"] = "//evil.example/x"
+    elif fault == "no-link":
+        form["link"] = "x" * 20000
+    assert client.post("/session/switch", data=form).status_code == 400
+    # the browser is still Berna's
+    page = client.get(f"/lessons/{berna.placement_id}")
+    assert page.status_code == 200 and "Signed in as Berna Student" in text_of(page.text)
 
 
 def test_use_does_not_keep_a_session_alive_forever(app, client, two):
