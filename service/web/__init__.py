@@ -33,6 +33,9 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
         MAX_CONTENT_LENGTH=1024 * 1024,
         MIGRATE_ON_START=True,
         PERMANENT_SESSION_LIFETIME=timedelta(hours=8),
+        # a token in a URL (service.web.auth): long enough to follow a link of a page loaded
+        # without its script; the script signs a fresh one while the page is in use
+        LINK_LIFETIME=timedelta(minutes=15),
     )
     if test_config:
         app.config.from_mapping(test_config)
@@ -76,7 +79,7 @@ def register_extensions(app: Flask) -> None:
 
 def register_blueprints(app: Flask) -> None:
     """Mount one blueprint per concern."""
-    from service.web import admin, home
+    from service.web import admin, home, switching
     from service.web.lms import endpoints, picker
     from service.web.ops import health, metrics
     from service.web.student import api, student_pages
@@ -92,6 +95,7 @@ def register_blueprints(app: Flask) -> None:
     app.register_blueprint(student_pages.bp)
     app.register_blueprint(teacher_pages.bp)
     app.register_blueprint(regrade_pages.bp)
+    app.register_blueprint(switching.bp)
 
 
 def register_errorhandlers(app: Flask) -> None:

@@ -2,15 +2,28 @@
 
 The LTI launch (service.lti) calls sign_in() after validating a launch; everything else asks
 current_user(). The session is Flask's signed session. Inside an LMS iframe, browsers that
-block third-party cookies never send the cookie back, so the same signed value also travels
-with the page itself: as the `X-CodeBlanks-Session` header of its requests, or as `s` in a
-link or form. Either way it is signed with the instance's secret key and expires.
+block third-party cookies never send the cookie back, so the session also travels with the
+page itself, signed with the instance's secret key in one of two tokens:
+- the session token, in the `X-CodeBlanks-Session` header of the page script's requests: it
+  lives in the page's memory and is good for the session's life;
+- the link token, as `s` in a link, a form's action or the live status stream's URL (the
+  only places where a cookie-less page can put it): signed with another salt, so it is never
+  taken for a session token, and good for `LINK_LIFETIME` (15 minutes) after it was signed.
+  A URL is copied, pasted, logged and kept in history: whoever holds one acts as its owner,
+  so it must die soon. The page's script (static/session.js) signs a fresh one through the
+  API while the page is in use, so a page left idle leaves links that die.
 
 The page's own token wins over the cookie: a browser may hold the cookie of another user's
-launch (two tabs, two LMS accounts), and the page must stay the page of whoever it was
-opened for; a session read from a token never writes the cookie. A session lives
-`PERMANENT_SESSION_LIFETIME` from its launch, however much it is used: only a new launch
-(a fresh word from the LMS) starts the clock again.
+launch (two tabs, two LMS accounts, a teacher's student view), and the page must stay the
+page of whoever it was opened for; a session read from a token never writes the cookie.
+Except in one case: a navigation that did not come from the tool's own pages (a link pasted
+or followed from elsewhere: `Sec-Fetch-Site` is not `same-origin`, or absent) whose link
+token is another user's than the browser's own cookie session. That link does not switch the
+browser silently: the request keeps the cookie's session and carries the link's aside
+(contested()), and service.web.switching asks whose session to go on with.
+
+A session lives `PERMANENT_SESSION_LIFETIME` from its launch, however much it is used: only a
+new launch (a fresh word from the LMS) starts the clock again.
 """
 
 from __future__ import annotations
@@ -24,8 +37,12 @@ from urllib.parse import urlsplit
 
 from flask import Flask, Request, Response, current_app, session
 from flask.sessions import SecureCookieSession, SecureCookieSessionInterface, SessionMixin
+from flask_babel import gettext as _
+from itsdangerous import URLSafeTimedSerializer
 
 from service.outbound import loopback
+from service.store import memberships
+from service.web import csrf, extensions
 
 _USER = "user_id"
 _PLACEMENTS = "placement_ids"
@@ -33,9 +50,11 @@ _TEACHES = "teacher_course_ids"
 _SINCE = "launched_at"  # when the launch that started the session happened (Unix time)
 _FRAMES = "frame_origins"  # the origins of the LMS pages that may frame this session's pages
 MAX_FRAME_ORIGINS = 8
+MAX_TOKEN = 16384  # characters: a session is a few hundred; refuse to verify megabytes
 _HOST = re.compile(r"^(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*|\[[0-9A-Fa-f:.]+\])$")
 HEADER = "X-CodeBlanks-Session"
 PARAM = "s"
+LINK_SALT = "codeblanks.link"  # the session's own salt is Flask's "cookie-session"
 
 
 @dataclass(frozen=True)
@@ -115,27 +134,73 @@ def origin_of(url: str) -> str | None:
 
 
 def session_token() -> str:
-    """Return the current session, signed, for pages to carry where cookies may not come back."""
-    serializer = current_app.session_interface.get_signing_serializer(current_app)  # type: ignore[attr-defined]
-    assert serializer is not None
-    return str(serializer.dumps(dict(session)))
+    """Return the current session, signed, for the page's script to send as its header."""
+    return str(_signer(current_app, PortableSessionInterface.salt).dumps(dict(session)))
+
+
+def link_token() -> str:
+    """Return the current session signed for a URL (`s`): good for LINK_LIFETIME from now."""
+    return str(_signer(current_app, LINK_SALT).dumps(dict(session)))
+
+
+def page_session() -> dict[str, str]:
+    """Return what a page of this session carries: its three tokens, and whose session it is."""
+    # the CSRF nonce lives in the session: make it before signing the session for the page
+    form_token = csrf.token()
+    user = current_user()
+    return {
+        "csrf_token": form_token,
+        "session_token": session_token(),
+        "link_token": link_token(),
+        "signed_in_as": name_of(user.user_id) if user else "",
+    }
+
+
+def name_of(user_id: int) -> str:
+    """Return how pages name a user: the name their LMS gave, its email, else its id for them."""
+    with extensions.store().session() as db:
+        user = memberships.user(db, user_id)
+        if user is None:
+            return str(_("an unknown user"))
+        return user.name or user.email or str(_("LMS user %(id)s", id=user.sub[:64]))
+
+
+def contested() -> dict[str, Any] | None:
+    """Return the session of another user's link that this request came with, if it did."""
+    found = getattr(session, "contested", None)
+    return found if isinstance(found, dict) else None
+
+
+def adopt(token: str) -> bool:
+    """Make a fresh link token's session this browser's own (a switch the user chose)."""
+    found = _load(current_app, token, [(LINK_SALT, _link_lifetime(current_app))])
+    if not isinstance(found.get(_USER), int):
+        return False
+    session.clear()
+    session.update(found)
+    session.permanent = True
+    return True
 
 
 class PortableSessionInterface(SecureCookieSessionInterface):
     """Flask's signed-cookie session, also read from a header or an `s` parameter."""
 
     def open_session(self, app: Flask, request: Request) -> SecureCookieSession | None:
-        """Read the session from the page's header or parameter, else from the cookie."""
+        """Read the session from the page's header or link token, else from the cookie."""
+        header = request.headers.get(HEADER)
+        if header:  # the page's script: either token, whatever the cookie says
+            both = [(self.salt, _session_lifetime(app)), (LINK_SALT, _link_lifetime(app))]
+            return self._from_page(_load(app, header, both))
+        cookie = self._cookie(app, request)
         # the query, never the form: parsing a body here would bypass the size checks
-        token = request.headers.get(HEADER) or request.args.get(PARAM)
-        if token:
-            found = self.session_class(self._load(app, token))
-            found.from_page = True  # type: ignore[attr-defined]
-            return found
-        opened = super().open_session(app, request)
-        if opened is not None and not _fresh(app, opened):
-            return self.session_class()
-        return opened
+        link = request.args.get(PARAM)
+        if not link:
+            return cookie
+        found = _load(app, link, [(LINK_SALT, _link_lifetime(app))])
+        if cookie is not None and _another_users(request, cookie, found):
+            cookie.contested = found  # type: ignore[attr-defined]
+            return cookie
+        return self._from_page(found)
 
     def save_session(self, app: Flask, session: SessionMixin, response: Response) -> None:
         """Write the cookie, unless the session came with the page (its links carry it)."""
@@ -143,18 +208,55 @@ class PortableSessionInterface(SecureCookieSessionInterface):
             return
         super().save_session(app, session, response)
 
-    def _load(self, app: Flask, token: str) -> dict[str, Any]:
-        serializer = self.get_signing_serializer(app)
-        if serializer is None or len(token) > 16384:
-            return {}
-        max_age = int(app.permanent_session_lifetime.total_seconds())
+    def _cookie(self, app: Flask, request: Request) -> SecureCookieSession | None:
+        opened = super().open_session(app, request)
+        if opened is not None and not _fresh(app, opened):
+            return self.session_class()
+        return opened
+
+    def _from_page(self, data: dict[str, Any]) -> SecureCookieSession:
+        found = self.session_class(data)
+        found.from_page = True  # type: ignore[attr-defined]
+        return found
+
+
+def _another_users(request: Request, cookie: SessionMixin, link: dict[str, Any]) -> bool:
+    """Return whether a link from outside the tool is another user's than the cookie's."""
+    if request.headers.get("Sec-Fetch-Site") == "same-origin":
+        return False  # the tool's own page: its token wins, as for its script's header
+    mine, theirs = cookie.get(_USER), link.get(_USER)
+    return isinstance(mine, int) and isinstance(theirs, int) and mine != theirs
+
+
+def _load(app: Flask, token: str, kinds: list[tuple[str, float]]) -> dict[str, Any]:
+    """Return the session a token signs with one of `kinds` (salt, lifetime), else nothing."""
+    if len(token) > MAX_TOKEN:
+        return {}
+    for salt, lifetime in kinds:
         try:
-            data = serializer.loads(token, max_age=max_age)
+            data = _signer(app, salt).loads(token, max_age=int(lifetime))
         except Exception:  # noqa: BLE001  a bad or stale token is no session
-            return {}
-        if not isinstance(data, dict) or not _fresh(app, data):
-            return {}
-        return data
+            continue
+        if isinstance(data, dict) and _fresh(app, data):
+            return data
+    return {}
+
+
+def _signer(app: Flask, salt: str) -> URLSafeTimedSerializer:
+    """Return Flask's session serializer (its keys, fallbacks and JSON) with `salt`."""
+    interface = SecureCookieSessionInterface()
+    interface.salt = salt
+    serializer = interface.get_signing_serializer(app)
+    assert serializer is not None, "the app has a secret key (service.instance)"
+    return serializer
+
+
+def _session_lifetime(app: Flask) -> float:
+    return app.permanent_session_lifetime.total_seconds()
+
+
+def _link_lifetime(app: Flask) -> float:
+    return float(app.config["LINK_LIFETIME"].total_seconds())
 
 
 def _fresh(app: Flask, data: Any) -> bool:
@@ -162,8 +264,7 @@ def _fresh(app: Flask, data: Any) -> bool:
     if not isinstance(data.get(_USER), int):
         return True  # no user: nothing to expire (a CSRF nonce, a login in progress)
     since = data.get(_SINCE)
-    lifetime = app.permanent_session_lifetime.total_seconds()
-    return isinstance(since, int) and 0 <= time.time() - since <= lifetime
+    return isinstance(since, int) and 0 <= time.time() - since <= _session_lifetime(app)
 
 
 def init_app(app: Flask) -> None:

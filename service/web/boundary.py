@@ -22,6 +22,7 @@ from werkzeug.exceptions import HTTPException
 
 from service.lti.claims import LaunchProblem
 from service.lti.registration import RegistrationProblem
+from service.web.auth import current_user, name_of
 from service.web.student.actions import Refused
 
 log = logging.getLogger("codeblanks.web")
@@ -79,7 +80,17 @@ def refused(exc: Refused) -> Answer:
     headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after else {}
     if wants_json():
         return jsonify(error=exc.error, message=exc.message), exc.status, headers
-    return render_template("pages/refused.html", problem=exc), exc.status, headers
+    page = render_template("pages/refused.html", problem=exc, signed_in_as=_signed_in_as())
+    return page, exc.status, headers
+
+
+def _signed_in_as() -> str:
+    """Return whose session a refusal page is shown in ("" for nobody, or if the store is down)."""
+    user = current_user()
+    try:
+        return name_of(user.user_id) if user else ""
+    except STORE_DOWN:
+        return ""
 
 
 def launch_refused(problem: LaunchProblem) -> Answer:

@@ -23,7 +23,8 @@ _SALT = "codeblanks.csrf"
 def token() -> str:
     """Return a CSRF token for this session's forms (making the session's nonce at first).
 
-    Call it before service.web.auth.session_token(): the nonce is part of the session.
+    Call it before signing the session for a page (service.web.auth.page_session): the
+    nonce is part of the session.
     """
     nonce = session.get(_KEY)
     if not isinstance(nonce, str):
@@ -48,12 +49,3 @@ def check(value: str | None) -> None:
 
 def _serializer() -> URLSafeTimedSerializer:
     return URLSafeTimedSerializer(current_app.secret_key, salt=_SALT)  # type: ignore[arg-type]
-
-
-def page_tokens() -> dict[str, str]:
-    """Return a page's two tokens: `token` (the signed session) and `csrf_token`."""
-    from service.web.auth import session_token
-
-    # the CSRF nonce lives in the session: make it before signing the session for the links
-    form_token = token()
-    return {"token": session_token(), "csrf_token": form_token}

@@ -1,4 +1,4 @@
-"""Security headers on every answer of the tool: CSP with per-page nonces, framing, sniffing.
+"""Security headers on every answer of the tool: CSP with per-page nonces, framing, referrers.
 
 The tool lives in the LMS's iframe, so it cannot forbid framing outright; instead a page may
 be framed only by the origins of the LMS its session was launched from (the issuer, its
@@ -36,7 +36,9 @@ def nonce() -> str:
 def secure(response: Response) -> Response:
     """Add the security headers to an answer."""
     response.headers["X-Content-Type-Options"] = "nosniff"
-    response.headers.setdefault("Referrer-Policy", "same-origin")
+    # a page's address may carry a link token (`s`, see service.web.auth): no request it
+    # makes, to the tool itself (whose logs keep the Referer) or elsewhere, repeats it
+    response.headers.setdefault("Referrer-Policy", "no-referrer")
     if current_app.config["SETTINGS"].base_url.startswith("https://"):
         response.headers.setdefault("Strict-Transport-Security", "max-age=31536000")
     if request.blueprint == "demo":

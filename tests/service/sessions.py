@@ -5,7 +5,12 @@ from __future__ import annotations
 import html
 import re
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from unittest import mock
 from urllib.parse import parse_qs, urlsplit
+
+from itsdangerous import TimestampSigner
 
 from core.runs import RunStatus
 from core.verdicts import Verdict
@@ -40,9 +45,25 @@ def form_token(page: str) -> str:
 
 
 def session_param(page: str) -> str:
-    """Return the signed session that a page's links carry."""
+    """Return the link token that a page's links carry (`s`)."""
     href = html.unescape(re.search(r'href="([^"]*[?&]s=[^"]+)"', page).group(1))
     return parse_qs(urlsplit(href).query)["s"][0]
+
+
+def page_session(page: str) -> str:
+    """Return the session token that a page gives its scripts (their header)."""
+    found = re.search(r'<meta name="codeblanks-session" content="([^"]+)"', page)
+    return html.unescape(found.group(1))
+
+
+@contextmanager
+def signed_ago(seconds: float) -> Iterator[None]:
+    """Sign every token (session, link, CSRF) as if it were `seconds` ago: the token's clock."""
+    real = TimestampSigner.get_timestamp
+    with mock.patch.object(
+        TimestampSigner, "get_timestamp", lambda self: int(real(self) - seconds)
+    ):
+        yield
 
 
 def text_of(page: str, spaced: bool = False) -> str:

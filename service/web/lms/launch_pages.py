@@ -17,8 +17,7 @@ from service.lti.tool import LtiContext, make_context
 from service.lti.validation import HardenedLaunch, Login, ValidLaunch
 from service.lti.words import _l
 from service.store.models import utcnow
-from service.web import csrf
-from service.web.auth import session_token, sign_in
+from service.web.auth import link_token, page_session, sign_in
 from service.web.i18n import remember_launch_locale
 
 
@@ -65,9 +64,6 @@ def open(  # noqa: A001 - the launch opens
         frame_urls=_lms_urls(valid),
     )
     remember_launch_locale(_object(valid.claim("launch_presentation")).get("locale"))
-    # the pickers' forms carry a CSRF token; it lives in the session, so make it first
-    form_token = csrf.token()
-    token = session_token()
     if valid.message_type == DEEP_LINKING:
         if not opened.teacher:
             raise LaunchProblem(
@@ -85,22 +81,23 @@ def open(  # noqa: A001 - the launch opens
             "deployment_id": valid.claim("deployment_id"),
             "settings": settings,
         }
-        token = session_token()
+        fields = page_session()
         return _page(
             render_template(
                 "lti/picker.html",
                 tracks=_tracks(ctx.catalog),
-                action=url_for("lti_pick.deep_link", s=token),
-                csrf_token=form_token,
+                action=url_for("lti_pick.deep_link", s=fields["link_token"]),
                 deep_linking=True,
                 multiple=bool(settings.get("accept_multiple", True)),
+                **fields,
             )
         )
     target = urlsplit(str(valid.claim("target_link_uri", ""))).path
     if target.endswith("/lti/course"):  # Canvas's course navigation: the whole course
         endpoint = "teacher.gradebook" if opened.teacher else "pages.course"
-        return redirect(url_for(endpoint, course_id=opened.course_id, s=token))
+        return redirect(url_for(endpoint, course_id=opened.course_id, s=link_token()))
     if opened.placement_id is None:
+        fields = page_session()
         if opened.teacher:
             return _page(
                 render_template(
@@ -110,16 +107,16 @@ def open(  # noqa: A001 - the launch opens
                         "lti_pick.resource_link",
                         course_id=opened.course_id,
                         link=opened.resource_link_id,
-                        s=token,
+                        s=fields["link_token"],
                     ),
-                    csrf_token=form_token,
                     deep_linking=False,
                     multiple=False,
+                    **fields,
                 )
             )
-        return _page(render_template("lti/not_ready.html"))
+        return _page(render_template("lti/not_ready.html", **fields))
     endpoint = "teacher.placement" if opened.teacher else "pages.lesson"
-    return redirect(url_for(endpoint, placement_id=opened.placement_id, s=token))
+    return redirect(url_for(endpoint, placement_id=opened.placement_id, s=link_token()))
 
 
 def _lms_urls(valid: ValidLaunch) -> list[str]:

@@ -11,7 +11,7 @@ from service.lti.deep_linking import response_jwt
 from service.lti.words import _l
 from service.store import placement_rows, platform_rows
 from service.web import csrf
-from service.web.auth import add_placements, current_user, session_token
+from service.web.auth import add_placements, current_user, link_token
 from service.web.lms import launch_pages
 
 bp = Blueprint("lti_pick", __name__, url_prefix="/lti/pick")
@@ -58,7 +58,7 @@ def resource_link(course_id: int) -> WebResponse:
         raise LaunchProblem(_l("Unknown lesson"), _l("pick one of the listed lessons"))
     placement_id = placement_rows.place(ctx.store, course_id, link, lesson.id, lesson.title)
     add_placements([placement_id])
-    return redirect(url_for("teacher.placement", placement_id=placement_id, s=session_token()))
+    return redirect(url_for("teacher.placement", placement_id=placement_id, s=link_token()))
 
 
 def _picked(ids: list[str], tracks: list[str]) -> list[Lesson]:

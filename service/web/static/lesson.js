@@ -4,8 +4,9 @@
 // Progressive enhancement: without this script every form still posts (with the session
 // in its action's `s` and a CSRF field) and the page comes back. With it, requests go
 // through fetch() with the session in the X-CodeBlanks-Session header (inside an LMS
-// iframe the cookie may never come back), and the live status through an EventSource
-// with the session as `?s=` (EventSource cannot set headers), falling back to polling.
+// iframe the cookie may never come back; session.js holds it), and the live status through
+// an EventSource with a fresh link token as `?s=` (EventSource cannot set headers), falling
+// back to polling (a stream whose token has died is refused and polls too).
 // Nothing here loads anything from anywhere but this tool.
 (function () {
   "use strict";
@@ -13,7 +14,7 @@
   if (!root) {
     return;
   }
-  var token = root.dataset.token;
+  var session = window.CodeBlanksSession;
   var SAVE_AFTER_MS = 800;
   var POLL_MS = 1000;
   // the page's words in its language (service/web/i18n.py JS_WORDS), keyed by their English
@@ -31,14 +32,10 @@
     graded: t("Graded."),
   };
 
-  function withToken(url) {
-    return url + (url.indexOf("?") < 0 ? "?" : "&") + "s=" + encodeURIComponent(token);
-  }
-
   async function call(method, url, body) {
     var options = {
       method: method,
-      headers: { "X-CodeBlanks-Session": token, Accept: "application/json" },
+      headers: { "X-CodeBlanks-Session": session.token, Accept: "application/json" },
       credentials: "same-origin",
     };
     if (body !== undefined) {
@@ -276,9 +273,15 @@
       poll(url);
       return;
     }
+    session.link(url + "/events").then(function (events) {
+      listen(url, events);
+    });
+  }
+
+  function listen(url, events) {
     // the server keeps each stream short (a few seconds) and ends it with `timeout`; the
     // browser then reconnects by itself and the new stream starts with the status again
-    var stream = new EventSource(withToken(url + "/events"));
+    var stream = new EventSource(events);
     var done = false;
     var reconnecting = false;
     var failures = 0;

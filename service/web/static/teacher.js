@@ -11,7 +11,10 @@
   var timer = setInterval(async function () {
     try {
       var response = await fetch(box.dataset.progressUrl, {
-        headers: { "X-CodeBlanks-Session": box.dataset.token, Accept: "application/json" },
+        headers: {
+          "X-CodeBlanks-Session": window.CodeBlanksSession.token,
+          Accept: "application/json",
+        },
         credentials: "same-origin",
       });
       if (!response.ok) {
@@ -22,8 +25,10 @@
       done.textContent = String(state.done);
       if (state.finished) {
         clearInterval(timer);
-        // the page, with the session in its URL, now shows every new score
-        window.location.assign(box.dataset.pageUrl);
+        // the page, with a fresh link token in its URL, now shows every new score
+        window.CodeBlanksSession.link(box.dataset.pageUrl).then(function (url) {
+          window.location.assign(url);
+        });
       }
     } catch (error) {
       // offline for a moment: the next tick tries again

@@ -1,4 +1,4 @@
-"""The JSON API of the student page: submit code, follow it live, answer questions."""
+"""The JSON API of the pages: submit code, follow it live, answer questions, sign links."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from service.queue import SyncMessage, send_sync
 from service.store.database import Store
 from service.store.models import SubmissionStatus, utcnow
 from service.web import extensions
-from service.web.auth import HEADER, SignedIn, current_user
+from service.web.auth import HEADER, SignedIn, current_user, link_token
 from service.web.student import actions
 from service.web.student.actions import Refused, refusal
 from service.web.student.streams import follow, of_process
@@ -112,6 +112,16 @@ def answer(placement_id: int) -> tuple[Response, int]:
     )
     send_sync(current_app.extensions["celery"], SyncMessage(user.user_id, placement_id))
     return jsonify(scored.as_json()), 201
+
+
+@bp.post("/session/link")
+def link() -> Response:
+    """Sign the page's session afresh for its links (static/session.js): short-lived, see auth."""
+    if HEADER not in request.headers:
+        raise Refused(401, "not_signed_in", _("Send the page's session in its header."))
+    _signed_in()
+    lifetime = int(current_app.config["LINK_LIFETIME"].total_seconds())
+    return jsonify(token=link_token(), lifetime_s=lifetime)
 
 
 def _source() -> str:

@@ -14,7 +14,7 @@ from core.sources import SourceRefused, check_text
 from service.queue import SyncMessage, send_sync
 from service.store.models import utcnow
 from service.web import csrf, extensions
-from service.web.auth import SignedIn, current_user, session_token
+from service.web.auth import SignedIn, current_user, link_token, page_session
 from service.web.student import actions, course_view
 from service.web.student.actions import Refused
 from service.web.student.lesson_view import answer_by_form, lesson_page
@@ -26,14 +26,14 @@ bp = Blueprint("pages", __name__)
 def lesson(placement_id: int) -> str:
     """Show a placed lesson to a student who launched it: text, questions, exercise, results."""
     page = lesson_page(extensions.store(), extensions.catalog(), _user(), placement_id, utcnow())
-    return render_template("pages/lesson.html", page=page, **csrf.page_tokens())
+    return render_template("pages/lesson.html", page=page, **page_session())
 
 
 @bp.get("/lessons/<int:placement_id>/progress")
 def progress(placement_id: int) -> ResponseReturnValue:
     """Return the page's score and results, rendered, for the page to swap in after a change."""
     page = lesson_page(extensions.store(), extensions.catalog(), _user(), placement_id, utcnow())
-    fields = {"page": page, **csrf.page_tokens()}
+    fields = {"page": page, **page_session()}
     return jsonify(
         score=render_template("pages/_score.html", **fields),
         results=render_template("pages/_results.html", **fields),
@@ -75,7 +75,7 @@ def course(course_id: int) -> str:
     listing = course_view.student_listing(
         extensions.store(), extensions.catalog(), _user(), course_id
     )
-    return render_template("pages/course.html", listing=listing, **csrf.page_tokens())
+    return render_template("pages/course.html", listing=listing, **page_session())
 
 
 def _form_source() -> str:
@@ -88,7 +88,7 @@ def _form_source() -> str:
 
 
 def _back(placement_id: int, anchor: str) -> ResponseReturnValue:
-    target = url_for("pages.lesson", placement_id=placement_id, s=session_token())
+    target = url_for("pages.lesson", placement_id=placement_id, s=link_token())
     return redirect(f"{target}#{anchor}", code=303)
 
 

@@ -15,7 +15,7 @@ from flask_babel import gettext
 from service.store.models import Placement, utcnow
 from service.store.regrades import RegradeProblem
 from service.web import csrf
-from service.web.auth import session_token
+from service.web.auth import link_token, page_session
 from service.web.extensions import catalog, store
 from service.web.teacher import lesson_report, regrading
 from service.web.teacher.access import placement_teacher
@@ -78,11 +78,11 @@ def _page(found: Placement, started: int | None, message: str | None) -> str:
         started=started,
         sent=request.args.get("sent", type=int),
         message=message,
-        **csrf.page_tokens(),
+        **page_session(),
     )
 
 
 def _back(placement_id: int, **args: int) -> ResponseReturnValue:
-    query: dict[str, Any] = {"placement_id": placement_id, "s": session_token(), **args}
+    query: dict[str, Any] = {"placement_id": placement_id, "s": link_token(), **args}
     target = url_for("regrades.show", **query)
     return redirect(target, code=303)

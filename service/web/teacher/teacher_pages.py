@@ -13,7 +13,7 @@ from flask_babel import gettext as _
 from service.queue import SyncMessage, send_sync
 from service.store.models import Placement, utcnow
 from service.web import csrf
-from service.web.auth import session_token
+from service.web.auth import link_token, page_session
 from service.web.extensions import catalog, store
 from service.web.student.actions import Refused
 from service.web.teacher import course_gradebook, labels, lesson_report, placement_settings
@@ -33,7 +33,7 @@ def gradebook(course_id: int) -> str:
         "teacher/gradebook.html",
         book=book,
         resent=request.args.get("resent", type=int),
-        **csrf.page_tokens(),
+        **page_session(),
     )
 
 
@@ -59,7 +59,7 @@ def resend(course_id: int) -> ResponseReturnValue:
     pairs = course_gradebook.resend_failed(store(), course_id, placement_id, user_id, utcnow())
     for user_id, placement_id in pairs:
         send_sync(current_app.extensions["celery"], SyncMessage(user_id, placement_id))
-    target = url_for("teacher.gradebook", course_id=course_id, s=session_token(), resent=len(pairs))
+    target = url_for("teacher.gradebook", course_id=course_id, s=link_token(), resent=len(pairs))
     return redirect(target, code=303)
 
 
@@ -79,7 +79,7 @@ def settings(placement_id: int) -> ResponseReturnValue:
     if parsed is None:
         return _placement_page(found, request.form.to_dict(), errors), 400
     placement_settings.save(store(), placement_id, parsed)
-    target = url_for("teacher.placement", placement_id=placement_id, s=session_token(), saved=1)
+    target = url_for("teacher.placement", placement_id=placement_id, s=link_token(), saved=1)
     return redirect(f"{target}#settings", code=303)
 
 
@@ -90,7 +90,7 @@ def student(placement_id: int, user_id: int) -> str:
     work = lesson_report.student_work(store(), catalog(), found, user_id)
     if work is None:
         raise Refused(404, "unknown_student", _("This student is not in the course."))
-    return render_template("teacher/student.html", work=work, **csrf.page_tokens())
+    return render_template("teacher/student.html", work=work, **page_session())
 
 
 def _placement_page(found: Placement, form: dict[str, str], errors: dict[str, str]) -> str:
@@ -107,5 +107,5 @@ def _placement_page(found: Placement, form: dict[str, str], errors: dict[str, st
         errors=errors,
         reveals=placement_settings.REVEALS,
         saved=request.args.get("saved") == "1",
-        **csrf.page_tokens(),
+        **page_session(),
     )

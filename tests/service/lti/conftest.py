@@ -51,13 +51,19 @@ class Lms:
 
 
 def make_lms(
-    tmp_path: Path, allow: str = "", settings_changes: dict | None = None, **demo_config
+    tmp_path: Path,
+    allow: str = "",
+    settings_changes: dict | None = None,
+    tool_host: str = "127.0.0.1",
+    **demo_config,
 ) -> tuple[Lms, BackgroundServer]:
     """Start the tool and the demo LMS; the tool may reach the demo LMS and `allow` only.
 
     `settings_changes` replace the tool's settings (a real Redis, for a test with workers).
+    The demo LMS serves on 127.0.0.1; a tool on another loopback address (`tool_host`
+    127.0.0.2) is another site, a third party inside the LMS's iframe as in production.
     """
-    tool_server = BackgroundServer()
+    tool_server = BackgroundServer(host=tool_host)
     demo = DemoServer(tmp_path / "demo", tool_url=tool_server.url, **demo_config)
     tool_settings = {
         "instance_dir": tmp_path / "instance",

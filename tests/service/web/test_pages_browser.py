@@ -32,10 +32,15 @@ TIMEOUT_MS = 30_000
 
 
 @contextlib.contextmanager
-def lms_with_a_worker(tmp_path, redis_server, queues, **changes):
-    """The tool beside the demo LMS, with a real redis-server and a real Celery worker."""
+def lms_with_a_worker(tmp_path, redis_server, queues, lms_options=None, **changes):
+    """The tool beside the demo LMS, with a real redis-server and a real Celery worker.
+
+    `lms_options` go to make_lms (the tool's host, the demo LMS's configuration).
+    """
     settings_changes = {"redis_url": redis_server.url, **changes}
-    found, tool_server = make_lms(tmp_path, settings_changes=settings_changes)
+    found, tool_server = make_lms(
+        tmp_path, settings_changes=settings_changes, **(lms_options or {})
+    )
     env = Pipeline.env_of(found.app.config["SETTINGS"])
     worker = WorkerProcess(env, tmp_path / "worker.log", queues=queues)
     worker.start(concurrency=2)

@@ -87,7 +87,7 @@ def test_every_link_and_form_carries_the_session_and_nothing_is_external(client,
         assert href.startswith("/static/") or "s=" in href, href
     assert "http://" not in page.replace('xmlns="http://www.w3.org', "")
     assert "https://" not in page
-    assert 'data-token="' in page
+    assert '<meta name="codeblanks-session" content="' in page  # the scripts' header token
 
 
 @pytest.mark.parametrize(
