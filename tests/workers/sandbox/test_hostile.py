@@ -20,6 +20,7 @@ import pytest
 
 from core.runs import Limits, RunRequest, RunStatus, Sandbox
 from core.verdicts import grade_source
+from tests import slowness
 from tests.conftest import SEED
 from tests.workers.sandbox.hostile import Case, all_cases
 from tests.workers.sandbox.leftovers import (
@@ -162,7 +163,7 @@ def test_hostile_submission_is_contained(sandbox, seed, host, case: Case, reques
     )
     assert verdict.status in case.verdicts, shown
     if case.timed:
-        assert elapsed < LIMITS.time_s + TIME_SLACK_S, shown
+        assert elapsed < LIMITS.time_s + slowness.scaled(TIME_SLACK_S), shown
     printed = verdict.stdout + verdict.stderr
     for word in (host.token, *(host.fill(w) for w in case.forbid)):
         assert word not in printed, shown
