@@ -6,7 +6,7 @@ no blueprints, no sessions, no web modules.
 
 import logging
 
-from celery.signals import worker_process_init
+from celery.signals import worker_process_init, worker_process_shutdown, worker_shutdown
 
 from core.errors import GraderError
 from service import logs
@@ -33,3 +33,14 @@ def _prepare_sandbox(**_: object) -> None:
         tasks.prepare_sandbox(context)
     except (GraderError, OSError) as exc:  # the first task meets the same error, with its run
         logging.getLogger(__name__).warning("the sandbox is not ready: %s", exc)
+
+
+@worker_process_shutdown.connect
+@worker_shutdown.connect
+def _close_sandbox(**_: object) -> None:
+    """Close the exiting process's sandbox, so that no zygote or run cgroup outlives it.
+
+    A prefork pool process exits by os._exit, which skips the pool's own exit handler: without
+    this, a stopped worker left its warm runs' cgroups for the next worker's sweep.
+    """
+    context.close_sandbox()
