@@ -60,6 +60,10 @@ bash scripts/i18n.sh compile
 # the sandbox runtime: a minimal Debian with python3 and numpy (about a minute, once)
 bash runtime/build.sh
 
+# the host check: user namespaces, cgroups, seccomp, bubblewrap, the runtime tree, and a cold
+# and a warm run timed; a host that fails it cannot grade safely (nor start a worker)
+.venv/bin/codeblanks doctor
+
 if [ "${1:-}" != "--no-run" ]; then
   echo "setup: done; starting codeblanks dev (Ctrl-C stops it)"
   exec .venv/bin/codeblanks dev "$@"
