@@ -5,6 +5,8 @@ no blueprints, no sessions, no web modules.
 """
 
 import logging
+import os
+import warnings
 
 from celery.signals import worker_process_init, worker_process_shutdown, worker_shutdown
 
@@ -24,6 +26,21 @@ celery_app = make_celery(settings, context)
 # grading that outlasts all of them (and a lease more) is stuck, and killed
 celery_app.conf.task_time_limit = settings.lease_s + context.catalog.longest_grading_s()
 celery_app.steps["worker"].add(SweepTimer)
+if (
+    os.geteuid() == 0
+    and settings.sandbox in ("warm", "bwrap")
+    and "pickle" not in celery_app.conf.accept_content
+):
+    # Celery warns every worker that runs as root ("absolutely not recommended"), for fear of
+    # pickled messages, which would run code as root: this app takes JSON only. The warm and
+    # bwrap sandboxes need root (a uid and cgroups per slot), so say that instead, once; a
+    # docker-backend worker needs no root, and keeps Celery's warning
+    warnings.filterwarnings("ignore", message="You're running the worker with superuser")
+    logging.getLogger(__name__).info(
+        "the worker runs as root: its %s sandbox makes a uid and cgroups per slot, and it takes "
+        "JSON messages only (docs/operations.md, 'Warnings a new admin reads')",
+        settings.sandbox,
+    )
 
 
 @worker_process_init.connect

@@ -4,6 +4,7 @@ A Celery pool process exits by os._exit, which skipped the warm pool's exit hand
 stopped by SIGTERM (Celery's warm shutdown, as `codeblanks dev` and systemd stop it) left its
 armed runs' cgroups, empty, for the next worker's sweep. Now each pool process closes its
 sandbox as it exits, so when the worker has exited its zygotes are gone and their cgroups too.
+The worker runs as root for its sandbox, and says so instead of Celery's warning about root.
 """
 
 import time
@@ -45,5 +46,8 @@ def test_a_stopped_worker_leaves_no_zygote_and_no_run_cgroup(tmp_path, redis_ser
         )
         assert alive == [], "the stopped worker's zygote lives on"
         assert left == [], "the stopped worker left its runs' cgroups"
+        log = worker.log.read_text()
+        assert "superuser privileges" not in log
+        assert "the worker runs as root: its warm sandbox makes a uid and cgroups per slot" in log
     finally:
         pipeline.stop()
