@@ -91,7 +91,7 @@ def test_the_worker_grades_on_the_warm_pool_with_no_socket_and_few_grants(images
     assert worker["cap_drop"] == ["ALL"] and set(worker["cap_add"]) == WORKER_CAPS
     assert not worker.get("privileged") and "pid" not in worker and "userns_mode" not in worker
     assert sorted(worker["security_opt"]) == [
-        "no-new-privileges:true", "seccomp:./docker/seccomp-worker.json",
+        "apparmor:unconfined", "no-new-privileges:true", "seccomp:./docker/seccomp-worker.json",
     ]  # fmt: skip
     mounts = volumes(worker)
     assert "/sys/fs/cgroup:/run/codeblanks/host-cgroup" in mounts
