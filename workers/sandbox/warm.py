@@ -199,7 +199,10 @@ class WarmSandbox:
                 self._cond.notify_all()
 
     def close(self) -> None:
-        """Kill every zygote and armed run, and give the slots' uids back."""
+        """Kill every zygote and armed run, and give the slots' uids back.
+
+        When it returns, their processes are gone and their cgroups removed (see Slot.discard).
+        """
         with self._cond:
             self._closed = True
             self._stop.set()

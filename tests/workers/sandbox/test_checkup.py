@@ -9,14 +9,17 @@ product's. The real host is checked too: ok or warn here, whichever cgroup versi
 import os
 import stat
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
+from core.runs import RunOutcome, RunRequest, RunResult
 from service.settings import Settings
 from tests.service.cli import codeblanks, codeblanks_in
 from workers.sandbox import checkup, hierarchy
 from workers.sandbox.checkup import Host, Level
+from workers.sandbox.fake import FakeSandbox
 from workers.sandbox.runtime import Runtime
 
 
@@ -170,6 +173,31 @@ def test_an_old_bubblewrap_fails_and_a_missing_one_says_what_to_install(tmp_path
     finding = checkup.bubblewrap(Host(which=lambda name: None))
     assert finding.level is Level.FAIL and "apt-get install bubblewrap" in finding.fix
     assert checkup.bubblewrap(Host()).level is Level.OK
+
+
+def slow(seconds: float, outcome: RunOutcome = RunOutcome.EXITED):
+    """A fake backend whose every run takes `seconds` and ends with `outcome`, printing ok."""
+
+    def respond(request: RunRequest) -> RunResult:
+        time.sleep(seconds)
+        return RunResult(outcome, stdout=b"ok\n", exit_code=0, duration_ms=int(seconds * 1000))
+
+    return FakeSandbox(respond)
+
+
+@pytest.mark.parametrize(
+    ("sandbox", "level", "said"),
+    [
+        (slow(0.0), Level.OK, " ms"),
+        (slow(0.15), Level.WARN, "slow: more than 100 ms"),
+        (slow(0.35), Level.WARN, "more than a lesson's default time limit (300 ms)"),
+        (slow(0.0, RunOutcome.TIMEOUT), Level.FAIL, "a run ended timeout"),
+    ],
+)
+def test_the_timed_runs_warn_when_slow_and_fail_when_broken(sandbox, level, said):
+    finding = checkup.run_time("cold run", sandbox, slow_ms=100, limit_ms=300)
+    assert finding.level is level and said in finding.found, finding
+    assert sandbox.requests[0].limits.time_s == 60  # measured, not cut off at a lesson's limit
 
 
 def test_a_missing_runtime_tree_fails(tmp_path):
