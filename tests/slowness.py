@@ -13,10 +13,14 @@ CODEBLANKS_TEST_SLOWNESS=N forces the factor.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import statistics
 import subprocess
 import time
+
+from core.lessons import Catalog, Exercise
+from core.runs import Limits
 
 # the calibration's median on the reference host (2 cores, idle: 25-27 ms, measured with
 # `python -c "from tests import slowness; print(slowness.calibrate())"`)
@@ -54,3 +58,31 @@ def factor() -> float:
 def scaled(seconds: float) -> float:
     """Return a time bound of the reference host, stretched to this host's slowness."""
     return seconds * factor()
+
+
+def stretch(limits: Limits) -> Limits:
+    """Return a run's limits with the time limit stretched to this host's slowness.
+
+    A run's start-up (bwrap, python3, numpy: 0.2 s on the reference host, 6 s under
+    emulation) counts against its time limit, so a run that must finish gets more time where
+    everything is slower; one that must time out then does so later, within a bound that is
+    stretched alike.
+    """
+    stretched = round(limits.time_s * factor(), 1)
+    return limits if stretched == limits.time_s else dataclasses.replace(limits, time_s=stretched)
+
+
+def stretch_exercise(exercise: Exercise) -> Exercise:
+    """Return the exercise with its runs' time limit stretched (see stretch)."""
+    return dataclasses.replace(exercise, limits=stretch(exercise.limits))
+
+
+def stretch_catalog(catalog: Catalog) -> Catalog:
+    """Return the catalog with every exercise's time limit stretched (see stretch)."""
+    lessons = {
+        lesson_id: dataclasses.replace(lesson, exercise=stretch_exercise(lesson.exercise))
+        if lesson.exercise is not None
+        else lesson
+        for lesson_id, lesson in catalog.lessons.items()
+    }
+    return dataclasses.replace(catalog, lessons=lessons)

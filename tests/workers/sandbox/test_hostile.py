@@ -33,7 +33,7 @@ from workers.sandbox.bwrap import BwrapSandbox
 from workers.sandbox.docker import DockerSandbox
 from workers.sandbox.warm import WarmSandbox
 
-LIMITS = Limits(time_s=2, memory_mb=128)
+LIMITS = slowness.stretch(Limits(time_s=2, memory_mb=128))
 TIME_SLACK_S = 1.5
 SOLUTION = (SEED / "solution" / "model.py").read_bytes()
 

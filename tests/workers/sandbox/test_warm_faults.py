@@ -40,7 +40,7 @@ def seed(catalog):
 
 
 def request(source: str, **limits) -> RunRequest:
-    return RunRequest({"main.py": source.encode()}, "main.py", Limits(**limits))
+    return RunRequest({"main.py": source.encode()}, "main.py", slowness.stretch(Limits(**limits)))
 
 
 def wait_for(condition, what: str, within_s: float = 30.0) -> None:
@@ -244,7 +244,8 @@ KILL_EVERY = 5  # submissions graded between two zygote kills in the burst (abou
 def test_zygotes_killed_during_a_burst_change_no_verdict(warm, seed):
     """Issue 16's fault test: 500 submissions graded while zygotes die at random; each verdict
     is the one its code gets on a quiet pool."""
-    seed = replace(seed, limits=replace(seed.limits, time_s=3.0))  # the loops end sooner
+    # the loops end sooner
+    seed = replace(seed, limits=slowness.stretch(replace(seed.limits, time_s=3.0)))
     burst = _burst(seed)
     quiet = {name: _key(grade_source(seed, source.encode(), warm)) for name, source in set(burst)}
     statuses = {key[0] for key in quiet.values()}
