@@ -27,6 +27,14 @@ for entry in "${apt_packages[@]}"; do
     [[ " ${missing[*]} " == *" $pkg "* ]] || missing+=("$pkg")
   fi
 done
+# Docker puts every container under its docker-default AppArmor profile wherever the kernel
+# has AppArmor on (Debian 12 and Ubuntu do), and starts none at all when apparmor_parser is
+# missing to load it ("AppArmor enabled on system but the docker-default profile could not be
+# loaded"): docker.io only recommends the package, and recommends are not installed here
+if [ "$(cat /sys/module/apparmor/parameters/enabled 2>/dev/null)" = Y ] \
+  && [ ! -x /sbin/apparmor_parser ] && [ ! -x /usr/sbin/apparmor_parser ]; then
+  missing+=(apparmor)
+fi
 python=${PYTHON:-python3}
 command -v "$python" >/dev/null || missing+=(python3)
 if ! "$python" -c 'import venv, ensurepip' >/dev/null 2>&1; then missing+=(python3-venv); fi
@@ -59,6 +67,10 @@ bash scripts/i18n.sh compile
 
 # the sandbox runtime: a minimal Debian with python3 and numpy (about a minute, once)
 bash runtime/build.sh
+
+# the host check: user namespaces, cgroups, seccomp, bubblewrap, the runtime tree, and a cold
+# and a warm run timed; a host that fails it cannot grade safely (nor start a worker)
+.venv/bin/codeblanks doctor
 
 if [ "${1:-}" != "--no-run" ]; then
   echo "setup: done; starting codeblanks dev (Ctrl-C stops it)"

@@ -19,6 +19,13 @@ LESSONS = REPO / "lessons"
 SEED = LESSONS / "expert" / "what-is-attention"
 
 
+def pytest_report_header() -> str:
+    """Say how far the timed tests' bounds are stretched on this host (tests/slowness.py)."""
+    from tests import slowness
+
+    return f"slowness: {slowness.factor():g}x the reference host (timed bounds scaled by it)"
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--screenshots",

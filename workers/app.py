@@ -5,8 +5,10 @@ no blueprints, no sessions, no web modules.
 """
 
 import logging
+import os
+import warnings
 
-from celery.signals import worker_process_init
+from celery.signals import worker_process_init, worker_process_shutdown, worker_shutdown
 
 from core.errors import GraderError
 from service import logs
@@ -24,6 +26,21 @@ celery_app = make_celery(settings, context)
 # grading that outlasts all of them (and a lease more) is stuck, and killed
 celery_app.conf.task_time_limit = settings.lease_s + context.catalog.longest_grading_s()
 celery_app.steps["worker"].add(SweepTimer)
+if (
+    os.geteuid() == 0
+    and settings.sandbox in ("warm", "bwrap")
+    and "pickle" not in celery_app.conf.accept_content
+):
+    # Celery warns every worker that runs as root ("absolutely not recommended"), for fear of
+    # pickled messages, which would run code as root: this app takes JSON only. The warm and
+    # bwrap sandboxes need root (a uid and cgroups per slot), so say that instead, once; a
+    # docker-backend worker needs no root, and keeps Celery's warning
+    warnings.filterwarnings("ignore", message="You're running the worker with superuser")
+    logging.getLogger(__name__).info(
+        "the worker runs as root: its %s sandbox makes a uid and cgroups per slot, and it takes "
+        "JSON messages only (docs/operations.md, 'Warnings a new admin reads')",
+        settings.sandbox,
+    )
 
 
 @worker_process_init.connect
@@ -33,3 +50,14 @@ def _prepare_sandbox(**_: object) -> None:
         tasks.prepare_sandbox(context)
     except (GraderError, OSError) as exc:  # the first task meets the same error, with its run
         logging.getLogger(__name__).warning("the sandbox is not ready: %s", exc)
+
+
+@worker_process_shutdown.connect
+@worker_shutdown.connect
+def _close_sandbox(**_: object) -> None:
+    """Close the exiting process's sandbox, so that no zygote or run cgroup outlives it.
+
+    A prefork pool process exits by os._exit, which skips the pool's own exit handler: without
+    this, a stopped worker left its warm runs' cgroups for the next worker's sweep.
+    """
+    context.close_sandbox()

@@ -13,7 +13,7 @@ from service.lti.ags import AgsPoster
 from service.lti.tool import LtiContext, make_context
 from service.settings import Settings
 from service.store import Store, upgrade
-from workers.sandbox import make_sandbox
+from workers.sandbox import close, make_sandbox
 
 
 @dataclass
@@ -43,3 +43,9 @@ class WorkerContext:
         if pid not in self.sandboxes:
             self.sandboxes[pid] = make_sandbox(self.settings.sandbox, self.settings.runtime_dir)
         return self.sandboxes[pid]
+
+    def close_sandbox(self) -> None:
+        """Close this process's sandbox, if it made one: its processes and cgroups go with it."""
+        sandbox = self.sandboxes.pop(os.getpid(), None)
+        if sandbox is not None:
+            close(sandbox)

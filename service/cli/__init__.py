@@ -10,6 +10,7 @@ import click
 
 from service.cli.command_context import Context
 from service.cli.db_commands import db
+from service.cli.doctor_command import doctor
 from service.cli.grade_command import grade
 from service.cli.lesson_commands import lessons
 from service.cli.platform_commands import keys, platforms
@@ -25,5 +26,5 @@ def main(ctx: click.Context) -> None:
     ctx.obj = Context(Settings.from_env())
 
 
-for _command in (grade, lessons, db, worker, regrade, serve, dev, platforms, keys):
+for _command in (grade, lessons, db, doctor, worker, regrade, serve, dev, platforms, keys):
     main.add_command(_command)

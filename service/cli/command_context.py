@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from core.runs import Sandbox
 from service.settings import Settings
-from workers.sandbox import make_sandbox
+from workers.sandbox import close, make_sandbox
 
 
 @dataclass(frozen=True)
@@ -15,6 +17,15 @@ class Context:
 
     settings: Settings
 
-    def sandbox(self, backend: str | None = None) -> Sandbox:
-        """Build the sandbox backend named, or the configured one."""
-        return make_sandbox(backend or self.settings.sandbox, self.settings.runtime_dir)
+    @contextmanager
+    def sandbox(self, backend: str | None = None) -> Iterator[Sandbox]:
+        """Build the sandbox backend named, or the configured one, for the block.
+
+        When the block ends, the sandbox is closed: its processes are gone and its cgroups
+        removed, so the command leaves nothing running behind it.
+        """
+        box = make_sandbox(backend or self.settings.sandbox, self.settings.runtime_dir)
+        try:
+            yield box
+        finally:
+            close(box)

@@ -44,7 +44,8 @@ def grade(
         if refused.fault is Fault.NOT_UTF8:  # not a text file at all: a usage error
             _fail(f"{submission_file}: {refused.message}")
     try:
-        verdict = grade_source(lesson.exercise, source, obj.sandbox(backend))
+        with obj.sandbox(backend) as sandbox:
+            verdict = grade_source(lesson.exercise, source, sandbox)
     except GraderError as exc:
         _fail(f"the grader failed: {exc}", code=1)
     if as_json:

@@ -30,19 +30,19 @@ def lessons_check(obj: Context, paths: tuple[Path, ...]) -> None:
 
     PATHS may be the lessons root, a track or a lesson directory (default: the lessons root).
     """
-    sandbox = obj.sandbox()
     ok = True
-    for path in paths or (obj.settings.lessons_dir,):
-        try:
-            found = _lessons_under(path)
-        except LessonError as exc:
-            click.echo(f"FAIL {path}: {exc}")
-            ok = False
-            continue
-        for lesson in found:
-            line, passed = _check_lesson(lesson, sandbox)
-            click.echo(line)
-            ok = ok and passed
+    with obj.sandbox() as sandbox:
+        for path in paths or (obj.settings.lessons_dir,):
+            try:
+                found = _lessons_under(path)
+            except LessonError as exc:
+                click.echo(f"FAIL {path}: {exc}")
+                ok = False
+                continue
+            for lesson in found:
+                line, passed = _check_lesson(lesson, sandbox)
+                click.echo(line)
+                ok = ok and passed
     sys.exit(0 if ok else 1)
 
 

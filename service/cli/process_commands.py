@@ -14,11 +14,22 @@ from service.cli.command_context import Context
 @click.option("--queues", default="grade,sync", show_default=True, help="Queues to serve.")
 @click.option("--concurrency", type=int, help="Pool processes (default: one per core).")
 @click.option("--loglevel", default="info", show_default=True)
-def worker(queues: str, concurrency: int | None, loglevel: str) -> None:
+@click.pass_obj
+def worker(obj: Context, queues: str, concurrency: int | None, loglevel: str) -> None:
     """Run a Celery worker that grades submissions, syncs grades and sweeps what is stuck.
 
     Run another with `--queues regrade` for bulk regrades, so that they never delay students.
+    It first runs the host check (`codeblanks doctor --quick`) and refuses to start on a host
+    that fails it: a sandbox without its limits would grade, and contain, wrongly.
     """
+    from workers.sandbox import checkup
+    from workers.sandbox.runtime import Runtime
+
+    findings = checkup.examine(obj.settings.sandbox, Runtime(obj.settings.runtime_dir), timed=False)
+    if checkup.failed(findings):
+        click.echo("codeblanks worker: this host fails the host check; not starting", err=True)
+        click.echo(checkup.report(findings), err=True)
+        sys.exit(1)
     argv = [sys.executable, "-m", "celery", "-A", "workers.app", "worker"]
     argv += ["--queues", queues, "--loglevel", loglevel, "--without-gossip", "--without-mingle"]
     if concurrency:

@@ -3,11 +3,19 @@
 A private redis-server (its own port and directory, no persistence: the database is the
 truth), one Celery worker with the warm sandbox, and the web app with the demo LMS mounted at
 /demo. Progress and the URLs go to the terminal; each program's log goes to a file in the
-instance dir. Ctrl-C (or SIGTERM) stops everything, the web app first.
+instance dir. Ctrl-C (or SIGTERM) stops everything, the web app first: each program is asked
+to stop (SIGTERM to it alone: the worker's pool processes then close their sandboxes), and
+whatever is left of its process group is killed.
+
+Each program dies with `codeblanks dev` even when that is killed outright (SIGKILL, an OOM
+kill): its parent-death signal is SIGKILL. Without it, a killed dev left its redis-server, web
+app and worker running (each in a session of its own, so that Ctrl-C reaches dev alone), the
+worker holding its warm slots and queue.
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import secrets
@@ -24,6 +32,8 @@ from pathlib import Path
 from typing import IO
 
 Say = Callable[[str], None]
+_PR_SET_PDEATHSIG = 1
+_libc = ctypes.CDLL(None, use_errno=True)
 
 
 @dataclass
@@ -47,6 +57,7 @@ class Program:
             env=self.env,
             stdin=subprocess.DEVNULL,
             start_new_session=True,
+            preexec_fn=_dies_with(os.getpid()),
         )
 
     def alive(self) -> bool:
@@ -54,17 +65,34 @@ class Program:
         return self.process is not None and self.process.poll() is None
 
     def stop(self, timeout_s: float = 10.0) -> None:
-        """Ask the program to stop (SIGTERM to its group), then kill it if it lingers."""
-        if self.process is not None and self.process.poll() is None:
-            _signal_group(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                _signal_group(self.process.pid, signal.SIGKILL)
-                self.process.wait()
+        """Ask the program to stop (SIGTERM to it), then kill what is left of its group.
+
+        The program alone is asked, so that it stops its own children in its order: Celery's
+        pool processes, killed by the group's SIGTERM, never closed their sandboxes.
+        """
+        if self.process is not None:
+            if self.process.poll() is None:
+                self.process.terminate()
+                try:
+                    self.process.wait(timeout=timeout_s)
+                except subprocess.TimeoutExpired:
+                    pass
+            _signal_group(self.process.pid, signal.SIGKILL)
+            self.process.wait()
         if self._log_file is not None:
             self._log_file.close()
             self._log_file = None
+
+
+def _dies_with(parent: int) -> Callable[[], None]:
+    """Return what a child runs before exec: SIGKILL for it when `parent` dies, however."""
+
+    def arm() -> None:
+        _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before the prctl: no signal would come
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    return arm
 
 
 def free_port() -> int:

@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+from tests import slowness
 from tests.deploy.stacks import REPO, clean_environment, env_file
 
 BUILD_TIMEOUT_S = 1200  # a cold build downloads Debian packages for three images
@@ -19,7 +20,7 @@ def images(docker_daemon, tmp_path_factory: pytest.TempPathFactory) -> float:
     started = time.monotonic()
     done = subprocess.run(
         ["bash", str(REPO / "docker" / "build.sh")],
-        cwd=REPO, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S,
+        cwd=REPO, capture_output=True, text=True, timeout=slowness.scaled(BUILD_TIMEOUT_S),
         env=clean_environment(ENV_FILE=str(env)),
     )  # fmt: skip
     if done.returncode != 0:

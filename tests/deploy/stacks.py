@@ -18,6 +18,7 @@ import requests
 
 from service.demo.browser import run_launch
 from service.demo.lms_models import LoginInitiation
+from tests import slowness
 
 REPO = Path(__file__).resolve().parent.parent.parent
 EXAMPLE = REPO / ".env.example"
@@ -103,7 +104,8 @@ class Stack:
         done = subprocess.run(
             [*compose_command(), "--env-file", str(self.env_file), "-p", self.project, *files,
              *args],
-            cwd=REPO, capture_output=True, text=True, timeout=timeout, env=clean_environment(),
+            cwd=REPO, capture_output=True, text=True, timeout=slowness.scaled(timeout),
+            env=clean_environment(),
         )  # fmt: skip
         if check and done.returncode != 0:
             raise AssertionError(f"compose {' '.join(args)} failed:\n{done.stdout}{done.stderr}")
@@ -112,7 +114,7 @@ class Stack:
     def up(self, *args: str) -> None:
         """Start the stack (images built already) and wait until the web app is ready."""
         self.compose("up", "-d", "--no-build", *args, timeout=300)
-        deadline = time.monotonic() + READY_TIMEOUT_S
+        deadline = time.monotonic() + slowness.scaled(READY_TIMEOUT_S)
         last = "no answer"
         while time.monotonic() < deadline:
             try:
@@ -234,6 +236,7 @@ def graded(stack: Stack, student: Student, submission: int, api: requests.Sessio
 def poll(fetch, done, what: str, timeout: float = 90):
     """Call `fetch` until `done` holds for what it returns; return that, or fail after
     `timeout` seconds naming `what`."""
+    timeout = slowness.scaled(timeout)
     deadline = time.monotonic() + timeout
     while True:
         value = fetch()

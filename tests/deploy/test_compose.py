@@ -21,7 +21,6 @@ from tests.deploy.stacks import (
     COMPOSE,
     DEMO,
     EXAMPLE,
-    HOST_CGROUP,
     LOCAL_BASE,
     REPO,
     Stack,
@@ -34,6 +33,7 @@ from tests.deploy.stacks import (
     volumes,
 )
 from tests.servers import free_port
+from workers.sandbox import cgroups
 
 pytestmark = pytest.mark.docker
 
@@ -91,7 +91,7 @@ def test_the_worker_grades_on_the_warm_pool_with_no_socket_and_few_grants(images
     assert worker["cap_drop"] == ["ALL"] and set(worker["cap_add"]) == WORKER_CAPS
     assert not worker.get("privileged") and "pid" not in worker and "userns_mode" not in worker
     assert sorted(worker["security_opt"]) == [
-        "no-new-privileges:true", "seccomp:./docker/seccomp-worker.json",
+        "apparmor:unconfined", "no-new-privileges:true", "seccomp:./docker/seccomp-worker.json",
     ]  # fmt: skip
     mounts = volumes(worker)
     assert "/sys/fs/cgroup:/run/codeblanks/host-cgroup" in mounts
@@ -302,19 +302,23 @@ def _assert_graded_warm(stack: Stack) -> None:
     uids, its armed runs' cgroups in the pool's directory, and no run sent to the cold backend."""
     stack.remember_pools()
     assert len(stack.pools) == 1, f"the worker's pools: {stack.pools} (one pool-id wanted)"
-    (pool,) = stack.pools
-    directory = HOST_CGROUP / "memory" / pool
-    armed = [run.name for run in directory.iterdir() if run.is_dir()]
-    assert any(re.fullmatch(r"620\d\d-[0-9a-f]{8}", name) for name in armed), armed
     first = WARM_FIRST_UID + SLOT_UID_SHIFT
-    owners = set()
+    slots = []
     for status in Path("/proc").glob("[0-9]*/status"):
         try:
             uid = int(re.search(r"^Uid:\s+(\d+)", status.read_text(), re.M).group(1))
         except (OSError, AttributeError):
             continue
-        owners.add(uid)
-    assert any(first <= uid < first + 256 for uid in owners), "no warm zygote on the host"
+        if first <= uid < first + 256:
+            slots.append(int(status.parent.name))
+    assert slots, "no warm zygote on the host"
+    # cgroup v1: the pool's directory on the host; v2: the runs' parent in the container's
+    # own cgroup (/system.slice/docker-ID.scope/codeblanks with the systemd driver)
+    paths = {path for pid in slots if (path := cgroups.path_of(pid))}
+    armed = [
+        p for p in paths if re.search(r"/codeblanks(-pool-[0-9a-f]+)?/620\d\d-[0-9a-f]{8}$", p)
+    ]
+    assert armed, f"no armed run's cgroup in the pool's directory: {sorted(paths)}"
     logs = stack.compose("logs", "--no-color", "worker", check=False).stdout
     assert "cold sandbox" not in logs and "cannot start" not in logs, logs[-3000:]
     # nothing of the worker's container is root on the host once it runs

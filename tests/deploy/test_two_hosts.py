@@ -13,6 +13,7 @@ import pytest
 import requests
 import yaml
 
+from tests import slowness
 from tests.deploy.stacks import COMPOSE, TWO_HOSTS, Stack, launch, submit, volumes
 from tests.servers import free_port
 
@@ -132,6 +133,7 @@ def _wait_graded(stack: Stack, ids: list[int], timeout: float, count: int | None
         f"select count(*) from submissions where id in ({','.join(map(str, ids))}) "
         "and graded_at is not null"
     )
+    timeout = slowness.scaled(timeout)
     deadline = time.monotonic() + timeout
     while True:
         ((done,),) = stack.sql(query)

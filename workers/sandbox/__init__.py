@@ -26,3 +26,13 @@ def make_sandbox(backend: str, runtime_root: Path) -> Sandbox:
 
         return WarmSandbox(Runtime(runtime_root))  # starts its zygotes on first use
     raise GraderError(f"unknown sandbox backend {backend!r} (choose from {', '.join(BACKENDS)})")
+
+
+def close(sandbox: Sandbox) -> None:
+    """Close a backend that keeps processes between runs (warm zygotes, armed launchers).
+
+    When this returns, their processes are gone and their cgroups removed.
+    """
+    closer = getattr(sandbox, "close", None)
+    if closer is not None:
+        closer()

@@ -1,6 +1,8 @@
 """Per-run control groups: total memory, process count and CPU of a run's whole tree.
 
-Supports cgroup v1 (one hierarchy per controller, as on this machine) and v2 (unified).
+Supports cgroup v1 (one hierarchy per controller, as on this machine) and v2 (unified); where
+the run cgroups live is hierarchy.py's to say. Everything of ours that reads or writes a
+cgroup goes through this module (the tests too).
 
 A worker that is not root on its host (the compose worker: root of its own user namespace only,
 see userns_entry.py) owns its cgroup subtree. cgroup v1 lets it move a process of another uid
@@ -22,9 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.errors import GraderError
+from workers.sandbox import hierarchy
 
-_ROOT = Path("/sys/fs/cgroup")
-PREFIX = "codeblanks"  # every run cgroup is a child of this one, in each hierarchy
+PREFIX = hierarchy.PREFIX  # every run cgroup is a child of this one, in each hierarchy
 
 
 @dataclass(frozen=True)
@@ -37,12 +39,23 @@ class Usage:
 
 
 class RunCgroup:
-    """A run's cgroups: made with limits, joined by the run's first process, removed after."""
+    """A run's cgroups: made with limits, joined by the run's first process, removed after.
 
-    def __init__(self, name: str, memory_bytes: int, pids: int, cpu_cores: float = 1.0) -> None:
+    Without limits (None), a cgroup only holds processes to be killed together (a zygote's).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        memory_bytes: int | None = None,
+        pids: int | None = None,
+        cpu_cores: float = 1.0,
+    ) -> None:
         self.name = name
-        self.v2 = (_ROOT / "cgroup.controllers").exists()
-        self.dirs = {"all": _ROOT / PREFIX / name} if self.v2 else _v1_dirs(name)
+        home = hierarchy.home()
+        self.v2 = home.version == 2
+        self.dirs = {controller: parent / name for controller, parent in home.parents.items()}
+        self.path = f"{home.relative}/{name}"  # from the top of the tree (docker's cgroup parent)
         self._memory_bytes = memory_bytes
         self._pids = pids
         self._cpu_cores = cpu_cores
@@ -52,8 +65,6 @@ class RunCgroup:
         try:
             for directory in self.dirs.values():
                 directory.parent.mkdir(exist_ok=True)
-                if self.v2:
-                    _enable_v2_controllers(directory.parent)
                 directory.mkdir()
             self._set_limits()
         except OSError as exc:
@@ -61,6 +72,8 @@ class RunCgroup:
             raise GraderError(f"cannot set up the run's cgroup {self.name}: {exc}") from exc
 
     def _set_limits(self) -> None:
+        if self._memory_bytes is None or self._pids is None:
+            return
         quota = int(100_000 * self._cpu_cores)
         if self.v2:
             d = self.dirs["all"]
@@ -81,7 +94,7 @@ class RunCgroup:
 
     def relimit(self, memory_bytes: int, pids: int) -> None:
         """Change the memory and process limits of a live cgroup (a warm run's, made early)."""
-        growing = memory_bytes > self._memory_bytes
+        growing = self._memory_bytes is None or memory_bytes > self._memory_bytes
         self._memory_bytes, self._pids = memory_bytes, pids
         memory = self.dirs.get("all") or self.dirs["memory"]
         if not self.v2 and growing:  # v1: memory may never exceed memory+swap, so raise that first
@@ -122,7 +135,8 @@ class RunCgroup:
         peak = _read_int(memory / "memory.max_usage_in_bytes")
         oom = _read_kv(memory / "memory.oom_control").get("oom_kill", 0) > 0
         if not oom:
-            oom = _read_int(memory / "memory.failcnt") > 0 and peak >= self._memory_bytes
+            limit = self._memory_bytes
+            oom = limit is not None and _read_int(memory / "memory.failcnt") > 0 and peak >= limit
         acct = self.dirs.get("cpuacct") or self.dirs.get("cpu")
         cpu_ns = _read_int(acct / "cpuacct.usage") if acct else 0
         return Usage(peak, oom, cpu_ns / 1e9)
@@ -148,8 +162,9 @@ class RunCgroup:
             time.sleep(0.005)
         return not _read_pids(procs / "cgroup.procs")
 
-    def remove(self) -> None:
-        """Remove the cgroup(s); processes must be gone (see kill_all)."""
+    def remove(self) -> bool:
+        """Remove the cgroup(s), whose processes must be gone (see kill_all); say if they are."""
+        gone = True
         for directory in self.dirs.values():
             for _ in range(50):
                 try:
@@ -159,23 +174,18 @@ class RunCgroup:
                     break
                 except OSError:
                     time.sleep(0.01)
+            else:
+                gone = False
+        return gone
 
 
-def sweep_slot(prefix: str) -> int:
+def sweep_slot(prefix: str, deadline_s: float = 10.0) -> int:
     """Kill and remove run cgroups whose names start with `prefix` (a crashed run's leftovers)."""
     removed = 0
-    for parent in _parents():
-        for child in parent.glob(f"{prefix}*"):
-            for pid in _read_pids(child / "cgroup.procs"):
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
-            for _ in range(20):
-                try:
-                    child.rmdir()
-                    removed += 1
-                    break
-                except OSError:
-                    time.sleep(0.01)
+    for name in names(prefix):
+        group = RunCgroup(name)
+        group.kill_all(deadline_s)
+        removed += group.remove()
     return removed
 
 
@@ -192,44 +202,58 @@ def remove_empty(prefix: str, stale: Callable[[str], bool] = lambda name: True) 
     return removed
 
 
+def names(prefix: str = "") -> list[str]:
+    """Return the names of the run cgroups (of every sandbox on this host) under `prefix`."""
+    found: set[str] = set()
+    for parent in _parents():
+        with contextlib.suppress(OSError):
+            found.update(p.name for p in parent.glob(f"{prefix}*") if p.is_dir())
+    return sorted(found)
+
+
+def members(name: str) -> list[int] | None:
+    """Return the processes in the run cgroup `name`, or None when there is no such cgroup."""
+    home = hierarchy.home()
+    parent = home.parents.get("all") or home.parents["pids"]
+    try:
+        return [int(p) for p in (parent / name / "cgroup.procs").read_text().split()]
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        return []
+
+
+def group_of(pid: int) -> str | None:
+    """Return the name of the run cgroup that process `pid` is in, None if in none (or gone)."""
+    parent, _, name = (path_of(pid) or "").rpartition("/")
+    return name if name and parent == hierarchy.home().relative else None
+
+
+def path_of(pid: int) -> str | None:
+    """Return process `pid`'s cgroup from the top of its tree (v1: in the pids hierarchy), as
+    this process's cgroup namespace sees it; None once the process is gone."""
+    wanted = "" if hierarchy.home().version == 2 else "pids"  # v2's line is "0::PATH"
+    try:
+        lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if wanted in controllers.split(","):
+            return path
+    return None
+
+
 def _parents() -> list[Path]:
     """Return the directories that hold the run cgroups: one, or one per v1 hierarchy."""
-    if (_ROOT / "cgroup.controllers").exists():
-        return [_ROOT / PREFIX]
-    return [d.parent for d in _v1_dirs("x").values()]
-
-
-def _v1_dirs(name: str) -> dict[str, Path]:
-    """Map each v1 controller to the run's directory, once per real hierarchy."""
-    return {controller: base / PREFIX / name for controller, base in _v1_roots().items()}
-
-
-@functools.cache
-def _v1_roots() -> dict[str, Path]:
-    roots: dict[str, Path] = {}
-    for controller in ("memory", "pids", "cpu", "cpuacct"):
-        base = _ROOT / controller
-        if base.is_dir():
-            real = base.resolve()  # "cpu" and "cpuacct" are often links to one "cpu,cpuacct"
-            if real not in roots.values():
-                roots[controller] = real
-    return roots
+    return list(hierarchy.home().parents.values())
 
 
 def available() -> str | None:
     """Return why per-run cgroups cannot be used here, or None when they can."""
     if os.geteuid() != 0:
         return "per-run cgroups need root (run the worker as root, or use the docker backend)"
-    if (_ROOT / "cgroup.controllers").exists():
-        wanted = {"memory", "pids"}
-        have = set((_ROOT / "cgroup.controllers").read_text().split())
-        if not wanted <= have:
-            return f"the cgroup v2 hierarchy lacks controllers {sorted(wanted - have)}"
-        return None
-    for controller in ("memory", "pids"):
-        if not (_ROOT / controller).is_dir():
-            return f"the cgroup v1 {controller} controller is not mounted"
-    return None
+    return hierarchy.home().problem
 
 
 @functools.cache
@@ -264,13 +288,6 @@ def _thread_euid(uid: int) -> Iterator[None]:
     finally:
         if _libc.syscall(number, -1, 0, -1) != 0:  # never go on as the run's uid
             os.abort()
-
-
-def _enable_v2_controllers(parent: Path) -> None:
-    with contextlib.suppress(OSError):
-        (parent.parent / "cgroup.subtree_control").write_text("+memory +pids +cpu")
-    with contextlib.suppress(OSError):
-        (parent / "cgroup.subtree_control").write_text("+memory +pids +cpu")
 
 
 def _write(path: Path, value: object, optional: bool = False) -> None:

@@ -185,7 +185,7 @@ class DockerSandbox:
         try:
             argv = self._argv(request, name, uid, profile)
             if group is not None:
-                argv[2:2] = ["--cgroup-parent", f"/{cgroups.PREFIX}/{group.name}"]
+                argv[2:2] = ["--cgroup-parent", group.path]
             return subprocess.Popen(
                 argv,
                 stdin=subprocess.PIPE,
@@ -272,7 +272,9 @@ class DockerSandbox:
             "--label", f"{INSTANCE_LABEL}={self.instance}",
             "--log-driver", "none",  # output reaches us through the attach stream only
             "--network", "none", "--read-only", "--init", "--hostname", "sandbox",
-            "--ipc", "private",
+            # a cgroup namespace of its own (the default on cgroup v2, not on v1): the run's
+            # /proc/self/cgroup reads "/", not the container's id or our cgroup parent
+            "--ipc", "private", "--cgroupns", "private",
             "--user", f"{uid}:{uid}", "--workdir", "/work",
             "--tmpfs", f"/work:{tmpfs}", "--tmpfs", f"/tmp:{tmpfs}",
             "--tmpfs", f"/dev/shm:{tmpfs}",

@@ -4,6 +4,11 @@ The zygote is python3 with numpy imported, inside bwrap (new user/pid/net/ipc/ut
 namespaces, the read-only runtime tree), running as uid 0 of that user namespace (the slot's
 uid outside) with CAP_SYS_ADMIN, CAP_NET_ADMIN and CAP_SETFCAP there only. Each run is armed
 from it (see armed.py and zygote/), and a run that went wrong costs the slot its zygote.
+
+The zygote and its bwrap live in a cgroup of the slot's own (`<uid>-zygote`, beside its runs'),
+joined before bwrap starts: discard() kills that cgroup and waits until it is empty, so a pool
+that closes leaves no process of its slots behind, however loaded the host (killing bwrap
+alone left its inner half dying, re-parented to init, for seconds).
 """
 
 from __future__ import annotations
@@ -42,6 +47,9 @@ MOST_ARMED = ARMED_AHEAD + IDLE_RESERVE
 PREPARED = "prepared"  # in the installed zygote dir: programs it compiles ahead (see program.py)
 _PROGRAM_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*\.py$")
 _START_TIMEOUT_S = 30.0  # bwrap, python3 and numpy: ~0.2 s idle, seconds on a loaded machine
+_GONE_S = 30.0  # a killed zygote frees numpy's pages in well under a second; seconds when loaded
+# root's sh joins the slot's cgroup(s), then becomes the slot's uid (setpriv) and bwrap
+_LAUNCH = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
 
 
 class Slot:
@@ -57,6 +65,7 @@ class Slot:
         self.zygote_dir = zygote_dir
         self.log = log
         self._proc: subprocess.Popen[bytes] | None = None
+        self._group = cgroups.RunCgroup(zygote_group(uid))  # no limits: only to kill all
         self._control: socket.socket | None = None
         # the keeper thread arms runs while a run thread takes one: these two lists share a lock
         self._lock = threading.Lock()
@@ -83,7 +92,8 @@ class Slot:
     def start(self, stop: threading.Event) -> None:
         """Discard any old zygote and start a new one; raise GraderError saying why it failed."""
         self.discard()
-        cgroups.sweep_slot(f"{self.uid}-")  # a crashed worker's runs of this uid
+        cgroups.sweep_slot(f"{self.uid}-")  # a crashed worker's zygote and runs of this uid
+        self._group.create()
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         with open(self.log, "wb") as log:
             try:
@@ -94,13 +104,11 @@ class Slot:
                     stderr=log,
                     env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
                     pass_fds=(child.fileno(),),
-                    user=self.uid,
-                    group=self.uid,
-                    extra_groups=[],
                     start_new_session=True,
                 )
             except OSError as exc:
                 parent.close()
+                self._group.remove()
                 raise GraderError(f"cannot start a warm zygote: {exc}") from exc
             finally:
                 child.close()
@@ -163,13 +171,22 @@ class Slot:
             self._control.close()
             self._control = None
         proc, self._proc = self._proc, None
+        problems = []
         if proc is not None:
-            proc.kill()  # bwrap's inner half dies with it (--die-with-parent), in its own time
+            proc.kill()
             proc.wait()
+            if not self._group.kill_all(_GONE_S):  # until bwrap, its init and the zygote are gone
+                problems.append(f"the zygote of warm slot {self.uid} would not die")
             _kill_uid(self.uid)  # the pool holds this uid's lock: all its processes are ours
         for run in runs:
-            with contextlib.suppress(GraderError):
+            try:
                 run.finish()
+            except GraderError as exc:
+                problems.append(str(exc))
+        if not self._group.remove():
+            problems.append(f"the cgroup of warm slot {self.uid} stays")
+        if problems:
+            raise GraderError("; ".join(problems))
 
     def zygote_pid(self) -> int | None:
         """Return the host pid of the zygote's python3 (for tests that inspect its memory)."""
@@ -196,8 +213,12 @@ class Slot:
     def _argv(self, control_fd: int) -> list[str]:
         root = self.runtime.root
         bwrap = shutil.which("bwrap") or "bwrap"
+        setpriv = shutil.which("setpriv") or "setpriv"
+        uid = str(self.uid)
         # fmt: off
         return [
+            "/bin/sh", "-c", _LAUNCH, "sh", *self._group.procs_files, "--",
+            setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
             bwrap,
             "--unshare-all", "--unshare-user", "--die-with-parent", "--new-session",
             # no --disable-userns: each run's program process makes its own user namespace
@@ -224,6 +245,11 @@ class Slot:
             PYTHON, "-E", "-s", "-B", "-m", "zygote", str(control_fd),
         ]
         # fmt: on
+
+
+def zygote_group(uid: int) -> str:
+    """Return the name of the cgroup of the slot's zygote (beside its runs', `<uid>-<hex>`)."""
+    return f"{uid}-zygote"
 
 
 def _kill_uid(uid: int, deadline_s: float = 2.0) -> None:

@@ -5,10 +5,14 @@ of their own, to kill them, and to own a cgroup subtree. The container starts as
 (capabilities CHOWN, SETUID and SETGID only, see docker-compose.yml), and this module, as the
 container's pid 1:
 
-1. makes the pool's cgroup directory in each hierarchy of the host's cgroup tree (mounted at
-   HOST_CGROUP) and gives it to the codeblanks user; on cgroup v2 it also moves itself into a
-   leaf of that directory, so that the worker's processes and its runs share an ancestor it
-   owns (cgroup v2 is not tested here: see docs/operations.md);
+1. cgroup v1: makes the pool's cgroup directory in each hierarchy of the host's cgroup tree
+   (mounted at HOST_CGROUP) and gives it to the codeblanks user. cgroup v2: the container's own
+   cgroup is the worker's delegated subtree (Docker makes a cgroup namespace rooted there, and
+   with the systemd driver a scope with Delegate=yes): it mounts that cgroup, moves itself into
+   a leaf of it and lays it out as hierarchy.py describes (the runs' parent beside the leaf,
+   memory, pids and cpu enabled), and gives the leaf and the runs' parent to the codeblanks
+   user. The host's tree is not used at all there, and whatever the runs leave goes with the
+   container;
 2. forks a child that makes a user namespace and a mount namespace of its own; this process
    writes the child's uid and gid maps: uid 0 inside is the codeblanks user outside, and the
    sandbox's slot uids inside are host uids shifted by UID_SHIFT (apart from any slot uid a
@@ -35,12 +39,13 @@ import signal
 import sys
 from pathlib import Path
 
-from workers.sandbox import scratch, warm
+from workers.sandbox import hierarchy, scratch, warm
 from workers.sandbox.zygote import linux
 
 HOST_CGROUP = Path("/run/codeblanks/host-cgroup")  # the host's /sys/fs/cgroup, bind-mounted
 CGROUP = Path("/sys/fs/cgroup")  # where the sandbox looks, in the worker's mount namespace
 STATE = Path("/run/codeblanks")
+OWN_CGROUP = STATE / "cgroup"  # v2: the container's own cgroup, mounted writable
 PROC = STATE / "proc"  # a procfs without Docker's masks (see mount_proc)
 LOCKS = STATE / "slots"  # the shared lock volume; also mounted at STATE/warm/slots
 USER = "codeblanks"
@@ -92,9 +97,9 @@ def v1_hierarchies(host: Path) -> dict[str, str]:
 
 
 def prepare_cgroups(host: Path, pool: str, uid: int, gid: int) -> None:
-    """Make the pool's cgroup directory in each hierarchy and give it to uid:gid (as root)."""
+    """Make the worker's cgroup directories and give them to uid:gid (as root; see the doc)."""
     if (host / "cgroup.controllers").exists():
-        _prepare_v2(host / pool, uid, gid)
+        prepare_v2(OWN_CGROUP, uid, gid)
         return
     for name in sorted(set(v1_hierarchies(host).values())):
         directory = host / name / pool
@@ -102,30 +107,39 @@ def prepare_cgroups(host: Path, pool: str, uid: int, gid: int) -> None:
         os.chown(directory, uid, gid)  # its children and their files inherit the owner
 
 
-def _prepare_v2(directory: Path, uid: int, gid: int) -> None:
-    # untested here (this host has cgroup v1): the delegation of cgroup v2's documentation
-    directory.mkdir(exist_ok=True)
-    for line in ("+memory", "+pids", "+cpu"):
-        for parent in (directory.parent, directory):
-            try:
-                (parent / "cgroup.subtree_control").write_text(line)
-            except OSError:
-                pass  # cpu is optional; the sandbox says so if memory or pids are missing
-    leaf = directory / f"worker-{os.uname().nodename}"
-    leaf.mkdir(exist_ok=True)
-    for path in (directory, leaf):
+def prepare_v2(mountpoint: Path, uid: int, gid: int) -> None:
+    """Mount our cgroup namespace's root (the container's cgroup), settle in it, give it away.
+
+    Only the leaf (where the worker's processes are), the runs' parent, and the container
+    cgroup's cgroup.procs (which a move between the two writes to as well: the kernel's rule
+    for their common ancestor) become the worker's; the container's limits stay root's.
+    """
+    mountpoint.mkdir(exist_ok=True)
+    linux.mount("cgroup2", str(mountpoint), "cgroup2", linux.MS_NOSUID | linux.MS_NODEV)
+    base = hierarchy.own(mountpoint)
+    if base is None:
+        raise RuntimeError("cannot find the container's own cgroup in /proc/self/cgroup")
+    hierarchy.settle(base)
+    (base / hierarchy.PREFIX).mkdir(exist_ok=True)
+    home = hierarchy.find(mountpoint)
+    if home.problem is not None or not home.delegated:
+        raise RuntimeError(home.problem or f"cannot lay out the container's cgroup {base}")
+    hierarchy.prepare(home)
+    given = [base / "cgroup.procs"]
+    for directory in (base / hierarchy.LEAF, base / hierarchy.PREFIX):
+        given.append(directory)
+        given += [
+            directory / n for n in ("cgroup.procs", "cgroup.subtree_control", "cgroup.threads")
+        ]
+    for path in given:
         os.chown(path, uid, gid)
-        for name in ("cgroup.procs", "cgroup.subtree_control", "cgroup.threads"):
-            if (path / name).exists():
-                os.chown(path / name, uid, gid)
-    (leaf / "cgroup.procs").write_text(str(os.getpid()))
 
 
 def mount_cgroup_view(host: Path, pool: str) -> None:
     """In our own mount namespace, show the pool's directories where cgroups.py looks."""
     linux.mount("none", "/", None, linux.MS_REC | linux.MS_PRIVATE)
-    if (host / "cgroup.controllers").exists():  # v2: the pool's directory is the root
-        linux.mount(str(host / pool), str(CGROUP), None, linux.MS_BIND | linux.MS_REC)
+    if (host / "cgroup.controllers").exists():  # v2: the container's cgroup, laid out
+        linux.mount(str(OWN_CGROUP), str(CGROUP), None, linux.MS_BIND)
     else:
         hierarchies = v1_hierarchies(host)
         linux.mount("tmpfs", str(CGROUP), "tmpfs", linux.MS_NOSUID | linux.MS_NODEV, "mode=0755")
@@ -202,7 +216,12 @@ def main(argv: list[str]) -> int:
     finally:
         os.setresuid(-1, 0, -1)
         os.setresgid(-1, 0, -1)
-    prepare_cgroups(HOST_CGROUP, pool, uid, gid)
+    try:
+        prepare_cgroups(HOST_CGROUP, pool, uid, gid)
+    except (OSError, RuntimeError) as exc:
+        print(f"userns_entry: cannot set up the worker's cgroups: {exc} (docs/operations.md, "
+              "'cgroup v2 hosts')", file=sys.stderr)  # fmt: skip
+        return _SETUP_FAILED
     mount_proc(PROC)
 
     ready_r, ready_w = os.pipe()

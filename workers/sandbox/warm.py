@@ -199,7 +199,10 @@ class WarmSandbox:
                 self._cond.notify_all()
 
     def close(self) -> None:
-        """Kill every zygote and armed run, and give the slots' uids back."""
+        """Kill every zygote and armed run, and give the slots' uids back.
+
+        When it returns, their processes are gone and their cgroups removed (see Slot.discard).
+        """
         with self._cond:
             self._closed = True
             self._stop.set()
@@ -272,7 +275,7 @@ class WarmSandbox:
                     keeper.slot.arm(limits)
             except Exception as exc:  # whatever went wrong, the keeper lives on and retries
                 self._retire(keeper)
-                keeper.slot.discard()
+                _discard(keeper.slot)
                 if self._stop.is_set():
                     break  # closing: a start cut short is no failure
                 self._failed(keeper, str(exc) or repr(exc))
@@ -293,7 +296,7 @@ class WarmSandbox:
                 self._retire(keeper)
                 with self._cond:
                     keeper.todo = "start"
-        keeper.slot.discard()
+        _discard(keeper.slot)
 
     def _target(self) -> int:
         """Return how many armed runs a slot should hold now (read without the lock: a hint)."""
@@ -380,4 +383,12 @@ def _discard_all(keepers: list[_Keeper], stop: threading.Event) -> None:
     """Kill every slot's processes; also runs at interpreter exit if close() was never called."""
     stop.set()
     for keeper in keepers:
-        keeper.slot.discard()
+        _discard(keeper.slot)
+
+
+def _discard(slot: Slot) -> None:
+    """Discard a slot, logging what would not go (the next pool's sweep tries again)."""
+    try:
+        slot.discard()
+    except GraderError as exc:
+        log.error("warm slot %d: %s", slot.uid, exc)

@@ -18,8 +18,14 @@ def codeblanks(*args: str | Path, cwd: Path = REPO) -> subprocess.CompletedProce
     return subprocess.run([*CLI, *map(str, args)], capture_output=True, text=True, cwd=cwd)
 
 
-def codeblanks_in(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """Run `codeblanks ARGS` with an instance directory (and embedded database) in tmp_path."""
-    env = {**os.environ, "CODEBLANKS_INSTANCE_DIR": str(tmp_path / "instance")}
-    env.pop("CODEBLANKS_DATABASE_URL", None)
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, env=env, cwd=REPO)
+def codeblanks_in(
+    tmp_path: Path, *args: str, env: dict[str, str] | None = None, timeout: float | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run `codeblanks ARGS` with an instance directory (and embedded database) in tmp_path,
+    and the variables of `env` added."""
+    environ = {**os.environ, "CODEBLANKS_INSTANCE_DIR": str(tmp_path / "instance")}
+    environ.pop("CODEBLANKS_DATABASE_URL", None)
+    environ.update(env or {})
+    return subprocess.run(
+        [*CLI, *args], capture_output=True, text=True, env=environ, cwd=REPO, timeout=timeout
+    )

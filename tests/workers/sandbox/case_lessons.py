@@ -13,6 +13,7 @@ import yaml
 
 from core.lessons import Exercise, load_lesson
 from core.runs import RunRequest, RunResult, Sandbox
+from tests import slowness
 from tests.conftest import SEED
 
 
@@ -42,7 +43,7 @@ def write_lesson(
     (lesson_dir / "exercise.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
     exercise = load_lesson(lesson_dir).exercise
     assert exercise is not None
-    return exercise
+    return slowness.stretch_exercise(exercise)
 
 
 class Recording:

@@ -10,13 +10,22 @@ from collections.abc import Iterator
 import pytest
 
 from core.errors import GraderError
+from core.lessons import Catalog, load_catalog
 from core.runs import Sandbox
 from service.settings import Settings
+from tests import slowness
+from tests.conftest import LESSONS
 from workers.sandbox import make_sandbox
 
 BACKENDS_UNDER_TEST = ["bwrap", "docker", "warm"]
 SETUP = {"docker": "docker_daemon"}
 MARKS = {"bwrap": [pytest.mark.bwrap], "docker": [pytest.mark.docker], "warm": [pytest.mark.bwrap]}
+
+
+@pytest.fixture(scope="session")
+def catalog() -> Catalog:
+    """The lessons, their time limits stretched to this host's slowness (tests/slowness.py)."""
+    return slowness.stretch_catalog(load_catalog(LESSONS))
 
 
 @pytest.fixture(

@@ -14,6 +14,7 @@ import threading
 from core.errors import GraderError
 from core.runs import Limits, RunRequest
 from service.settings import Settings
+from tests import slowness
 from workers.sandbox import make_sandbox
 
 # numpy and a child process: each run makes processes, a cgroup and (bwrap) a tmpfs of its own
@@ -34,7 +35,7 @@ def main(backend: str) -> int:
         n = ok + bad
         files = {"main.py": SOURCE.replace(b"N", str(n + 1).encode())}
         try:
-            result = sandbox.run(RunRequest(files, "main.py", Limits(time_s=5)))
+            result = sandbox.run(RunRequest(files, "main.py", slowness.stretch(Limits(time_s=5))))
             good = result.exit_code == 0 and result.stdout == f"{n + 1}\n".encode()
             why = f"{result.outcome} {result.exit_code} {result.stderr[-300:]!r}"
         except GraderError as exc:

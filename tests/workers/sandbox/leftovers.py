@@ -11,6 +11,8 @@ only at what this process's sandboxes made:
   sandbox under test holds must be what it keeps between runs.
 - docker runs: each container carries its sandbox's instance id, as a label and in its name,
   and so does its accounting cgroup (named after the container).
+cgroups are read only through the sandbox's own cgroup code (workers.sandbox.cgroups), which
+knows where they live on cgroup v1 and v2 alike.
 """
 
 from __future__ import annotations
@@ -23,15 +25,15 @@ from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests import slowness
 from workers.sandbox import cgroups, scratch
 from workers.sandbox import docker as docker_backend
 from workers.sandbox.bwrap import BwrapSandbox
 from workers.sandbox.docker import DockerSandbox
-from workers.sandbox.slot import MOST_ARMED
+from workers.sandbox.slot import MOST_ARMED, zygote_group
 from workers.sandbox.warm import FIRST_UID as WARM_FIRST_UID
 from workers.sandbox.warm import WarmSandbox
 
-CGROUPS = Path("/sys/fs/cgroup")
 BWRAP_LOCKS = Path("/run/codeblanks/slots")  # BwrapSandbox().locks_dir
 WARM_LOCKS = Path("/run/codeblanks/warm/slots")  # WarmSandbox().state_dir / "slots"
 BWRAP_UIDS = range(scratch.FIRST_UID, scratch.FIRST_UID + scratch.SLOTS)
@@ -114,12 +116,13 @@ def _listed(
 
 
 def settled(check: Callable[[], list[str]], tries: int = 30) -> list[str]:
-    """Return what `check` finds once it finds nothing, or what it still finds after 3 s.
+    """Return what `check` finds once it finds nothing, or what it still finds after 3 s
+    (stretched to the host's slowness).
 
     Killed processes take a moment to leave the process table, and a slot being re-armed is
     briefly between states.
     """
-    for _ in range(tries - 1):
+    for _ in range(int(slowness.scaled(tries)) - 1):
         found = check()
         if not found:
             return found
@@ -127,23 +130,18 @@ def settled(check: Callable[[], list[str]], tries: int = 30) -> list[str]:
     return check()
 
 
-def run_cgroups(uids: range) -> list[tuple[int, Path]]:
-    """Return the run cgroups (in the memory and pids hierarchies) named after a uid in `uids`."""
+def run_cgroups(uids: range) -> list[tuple[int, str]]:
+    """Return the run cgroups (and warm zygotes' cgroups) named after a uid in `uids`."""
     found = []
-    for controller in ("memory", "pids"):
-        base = CGROUPS / controller / cgroups.PREFIX
-        for group in base.iterdir() if base.is_dir() else []:
-            head = group.name.split("-")[0]
-            if group.is_dir() and head.isdigit() and int(head) in uids:
-                found.append((int(head), group))
+    for name in cgroups.names():
+        head = name.split("-")[0]
+        if head.isdigit() and int(head) in uids:
+            found.append((int(head), name))
     return found
 
 
-def _pids(group: Path) -> list[str]:
-    try:
-        return (group / "cgroup.procs").read_text().split()
-    except OSError:
-        return []  # removed meanwhile
+def _pids(group: str) -> list[str]:
+    return [str(pid) for pid in cgroups.members(group) or []]  # [] once removed
 
 
 def bwrap_leftovers(sandbox: BwrapSandbox) -> list[str]:
@@ -163,7 +161,7 @@ def bwrap_leftovers(sandbox: BwrapSandbox) -> list[str]:
         found += [
             (uid, f"cgroup {group}")
             for uid, group in run_cgroups(BWRAP_UIDS)
-            if group.name not in armed or len(_pids(group)) > 1
+            if group not in armed or len(_pids(group)) > 1
         ]
         mounts = Path("/proc/self/mounts").read_text()
         for path in re.findall(rf"\S*{re.escape(runs)}/\S+", mounts):
@@ -199,28 +197,29 @@ def warm_leftovers(pool: WarmSandbox | None = None) -> list[str]:
     """
     ours = {slot.uid for slot in pool.slots()} if pool is not None else own_warm_uids()
     found: list[str] = []
-    groups: dict[int, list[Path]] = {}
+    groups: dict[int, list[str]] = {}
     for uid, group in run_cgroups(WARM_UIDS):
-        if uid in ours and group.parent.parent.name == "pids":
+        if uid in ours and group != zygote_group(uid):
             groups.setdefault(uid, []).append(group)
-    for uid, dirs in groups.items():
+    for uid, names in groups.items():
         dead = ("State: Z", "State: X", "gone")
-        live = {d: [p for p in _pids(d) if not _state(p).startswith(dead)] for d in dirs}
+        live = {n: [p for p in _pids(n) if not _state(p).startswith(dead)] for n in names}
         # an ended run's cgroup, its processes killed, lingers until its keeper removes it
-        armed = [d for d, pids in live.items() if pids]
+        armed = [n for n, pids in live.items() if pids]
         if len(armed) > MOST_ARMED:
-            found.append(f"uid {uid} has {len(armed)} live run cgroups: {sorted(map(str, armed))}")
-        found += [f"cgroup {d} holds {len(pids)} live processes" for d, pids in live.items()
+            found.append(f"uid {uid} has {len(armed)} live run cgroups: {sorted(armed)}")
+        found += [f"cgroup {n} holds {len(pids)} live processes" for n, pids in live.items()
                   if len(pids) > 2]  # fmt: skip
-    outside: dict[int, list[Process]] = {}
+    zygote_cgroup: dict[int, list[Process]] = {}
     for process in processes(ours):
-        try:
-            cgroup = Path(f"/proc/{process.pid}/cgroup").read_text()
-        except OSError:
-            continue
-        if f":/{cgroups.PREFIX}/" not in cgroup:
-            outside.setdefault(process.uid, []).append(process)
-    for found_here in outside.values():
+        group = cgroups.group_of(process.pid)
+        if group is None:  # every process of a slot is in its zygote's cgroup or a run's
+            found.append(
+                f"process {process} outside its slot's cgroups ({_state(str(process.pid))})"
+            )
+        elif group == zygote_group(process.uid):
+            zygote_cgroup.setdefault(process.uid, []).append(process)
+    for found_here in zygote_cgroup.values():
         # bwrap, bwrap's init, the zygote, and while a run is being armed, its supervisor:
         # a child of the zygote that the host has yet to move into the run's cgroup
         zygotes = {p.pid for p in found_here if "-m zygote" in p.args and "bwrap" not in p.args}
@@ -278,9 +277,7 @@ def docker_leftovers(sandbox: DockerSandbox) -> list[str]:
         capture_output=True, text=True, timeout=30,
     )  # fmt: skip
     found = [f"container {name}" for name in listed.stdout.split()]
-    for controller in ("memory", "pids"):
-        base = CGROUPS / controller / cgroups.PREFIX
-        found += [f"cgroup {g}" for g in base.glob(f"docker-*{instance}*") if g.is_dir()]
+    found += [f"cgroup {name}" for name in cgroups.names("docker-") if instance in name]
     uids = range(docker_backend.FIRST_UID, docker_backend.FIRST_UID + docker_backend.UIDS)
     for process in processes(uids):
         try:

@@ -1,4 +1,5 @@
 import dataclasses
+import math
 import os
 import signal
 import socket
@@ -11,6 +12,7 @@ import pytest
 from core.errors import GraderError
 from core.runs import Limits, RunOutcome, RunRequest, RunStatus
 from core.verdicts import grade_source
+from tests import slowness
 from workers.sandbox import cgroups
 from workers.sandbox.bwrap import BwrapSandbox
 
@@ -24,13 +26,13 @@ def seed(catalog):
 
 def grade(bwrap, exercise, source, **limits):
     if limits:
-        exercise = dataclasses.replace(exercise, limits=Limits(**limits))
+        exercise = dataclasses.replace(exercise, limits=slowness.stretch(Limits(**limits)))
     return grade_source(exercise, textwrap.dedent(source).encode(), bwrap)
 
 
 def run(bwrap, source, **limits):
-    request = RunRequest({"main.py": textwrap.dedent(source).encode()}, "main.py", Limits(**limits))
-    return bwrap.run(request)
+    limits = slowness.stretch(Limits(**limits))
+    return bwrap.run(RunRequest({"main.py": textwrap.dedent(source).encode()}, "main.py", limits))
 
 
 def test_seed_solution_passes(bwrap, seed):
@@ -98,11 +100,12 @@ def test_exception_reports_last_line(bwrap, seed):
     ],
 )
 def test_runaway_programs_end_within_limit_plus_one_second(bwrap, seed, name, source, statuses):
+    limits = slowness.stretch(Limits(time_s=2, memory_mb=128))  # 2 s on the reference host
     started = time.monotonic()
-    verdict = grade(bwrap, seed, source, time_s=2, memory_mb=128)
+    verdict = grade_source(dataclasses.replace(seed, limits=limits), source.encode(), bwrap)
     elapsed = time.monotonic() - started
     assert verdict.status in statuses, (name, verdict)
-    assert elapsed < 2 + 1, (name, elapsed)
+    assert elapsed < limits.time_s + slowness.scaled(1), (name, elapsed)
     assert verdict.score == 0.0
 
 
@@ -274,11 +277,17 @@ def test_stdin_is_delivered(bwrap):
 
 
 def test_rlimits_reach_the_program(bwrap):
-    result = run(bwrap, "print(open('/proc/self/limits').read())", time_s=3, processes=40)
+    request = RunRequest(
+        {"main.py": b"print(open('/proc/self/limits').read())"},
+        "main.py",
+        slowness.stretch(Limits(time_s=3, processes=40)),
+    )
+    cpu = math.ceil(request.limits.time_s)
+    result = bwrap.run(request)
     limits = {
         line[:26].strip(): line[26:].split()[:2] for line in result.stdout.decode().splitlines()
     }
-    assert limits["Max cpu time"] == ["3", "4"]
+    assert limits["Max cpu time"] == [str(cpu), str(cpu + 1)]
     assert limits["Max open files"] == ["64", "64"]
     assert limits["Max processes"] == ["40", "40"]
     assert limits["Max core file size"] == ["0", "0"]
@@ -287,7 +296,7 @@ def test_rlimits_reach_the_program(bwrap):
 
 def _joined(name):
     """Return the one process of an armed launcher's cgroup, once it has joined (within 2 s)."""
-    for _ in range(200):
+    for _ in range(int(slowness.scaled(200))):
         procs = _procs(name)
         if procs:
             (pid,) = procs
@@ -297,12 +306,8 @@ def _joined(name):
 
 
 def _procs(name):
-    path = f"/sys/fs/cgroup/pids/codeblanks/{name}/cgroup.procs"
-    try:
-        with open(path) as procs:
-            return procs.read().split()
-    except FileNotFoundError:
-        return None
+    """Return the processes of a run cgroup, None once it is gone (read through cgroups.py)."""
+    return cgroups.members(name)
 
 
 @pytest.fixture

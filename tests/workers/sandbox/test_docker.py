@@ -13,6 +13,7 @@ import pytest
 from core.errors import GraderError
 from core.runs import Limits, RunOutcome, RunRequest, RunStatus
 from core.verdicts import grade_source
+from tests import slowness
 from tests.workers.sandbox.leftovers import docker_leftovers
 from workers.sandbox import cgroups
 from workers.sandbox.docker import (
@@ -38,7 +39,8 @@ def docker() -> DockerSandbox:
 def run(sandbox, source, stdin=b"", **limits):
     """Run a dedented source as main.py with the given limits."""
     files = {"main.py": textwrap.dedent(source).encode()}
-    return sandbox.run(RunRequest(files, "main.py", Limits(**limits), stdin=stdin))
+    limits = slowness.stretch(Limits(**limits))
+    return sandbox.run(RunRequest(files, "main.py", limits, stdin=stdin))
 
 
 def test_seed_solution_passes(docker, catalog):

@@ -20,6 +20,7 @@ import pytest
 
 from core.runs import Limits, RunRequest, RunStatus, Sandbox
 from core.verdicts import grade_source
+from tests import slowness
 from tests.conftest import SEED
 from tests.workers.sandbox.hostile import Case, all_cases
 from tests.workers.sandbox.leftovers import (
@@ -32,7 +33,7 @@ from workers.sandbox.bwrap import BwrapSandbox
 from workers.sandbox.docker import DockerSandbox
 from workers.sandbox.warm import WarmSandbox
 
-LIMITS = Limits(time_s=2, memory_mb=128)
+LIMITS = slowness.stretch(Limits(time_s=2, memory_mb=128))
 TIME_SLACK_S = 1.5
 SOLUTION = (SEED / "solution" / "model.py").read_bytes()
 
@@ -162,7 +163,7 @@ def test_hostile_submission_is_contained(sandbox, seed, host, case: Case, reques
     )
     assert verdict.status in case.verdicts, shown
     if case.timed:
-        assert elapsed < LIMITS.time_s + TIME_SLACK_S, shown
+        assert elapsed < LIMITS.time_s + slowness.scaled(TIME_SLACK_S), shown
     printed = verdict.stdout + verdict.stderr
     for word in (host.token, *(host.fill(w) for w in case.forbid)):
         assert word not in printed, shown

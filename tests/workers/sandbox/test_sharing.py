@@ -21,7 +21,6 @@ from tests.conftest import REPO
 from tests.workers.sandbox.leftovers import (
     BWRAP_LOCKS,
     BWRAP_UIDS,
-    CGROUPS,
     WARM_LOCKS,
     WARM_UIDS,
     bwrap_leftovers,
@@ -115,8 +114,8 @@ def _theirs(backend: str, other: Foreign) -> list[str]:
             ["docker", "ps", "-a", "--filter", f"name={other.instance}", "--format", "{{.Names}}"],
             capture_output=True, text=True, timeout=30,
         )  # fmt: skip
-        groups = (CGROUPS / "pids" / cgroups.PREFIX).glob(f"docker-*{other.instance}*")
-        return listed.stdout.split() + [str(g) for g in groups]
+        groups = [name for name in cgroups.names("docker-") if other.instance in name]
+        return listed.stdout.split() + groups
     locks, uids = (WARM_LOCKS, WARM_UIDS) if backend == "warm" else (BWRAP_LOCKS, BWRAP_UIDS)
     held = {uid for uid, pids in lock_holders(locks).items() if other.pid in pids and uid in uids}
     return [str(p) for p in processes(held)] + [str(g) for u, g in run_cgroups(uids) if u in held]

@@ -12,6 +12,7 @@ from core.cases import HARNESS
 from core.runs import Limits, RunOutcome, RunRequest, RunStatus
 from core.verdicts import grade_source
 from service.settings import Settings
+from tests import slowness
 from tests.conftest import REPO
 from tests.workers.sandbox.leftovers import boot_clock, released_leftovers, settled, warm_leftovers
 from workers.sandbox.fake import FakeSandbox
@@ -41,7 +42,8 @@ def seed(catalog):
 
 def run(sandbox, source, stdin=b"", **limits):
     files = {"main.py": textwrap.dedent(source).encode()}
-    return sandbox.run(RunRequest(files, "main.py", Limits(**limits), stdin=stdin))
+    limits = slowness.stretch(Limits(**limits))
+    return sandbox.run(RunRequest(files, "main.py", limits, stdin=stdin))
 
 
 def _processes_of(uid):
@@ -275,10 +277,11 @@ def test_filter_itself_refuses_root_on_the_host():
 def test_runaway_programs_end_in_time_and_cost_the_slot(solo, name, source, outcomes):
     outcomes = {RunOutcome.MEMORY_LIMIT if o == "memory" else o for o in outcomes}
     zygote = _zygote(solo)
+    limits = slowness.stretch(Limits(time_s=2, memory_mb=128, output_kb=16))
     started = time.monotonic()
-    result = run(solo, source, time_s=2, memory_mb=128, output_kb=16)
+    result = solo.run(RunRequest({"main.py": textwrap.dedent(source).encode()}, "main.py", limits))
     assert result.outcome in outcomes, (name, result)
-    assert time.monotonic() - started < 2 + 1.5, name
+    assert time.monotonic() - started < limits.time_s + slowness.scaled(1.5), name
     assert len(result.stdout) <= 16 * 1024
     assert _zygote(solo) != zygote, "the slot was not replaced"
 
@@ -344,7 +347,7 @@ def test_an_idle_pool_holds_a_reserve_of_armed_runs_for_a_burst_of_cases():
     with WarmSandbox(RUNTIME, slots=1) as sandbox:
         sandbox.start()
         assert run(sandbox, "print(1)").stdout == b"1\n"
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + slowness.scaled(30)
         while sandbox.slots()[0].armed < MOST_ARMED:
             assert time.monotonic() < deadline, "the idle pool never filled its reserve"
             time.sleep(0.05)

@@ -13,7 +13,6 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -22,17 +21,17 @@ from core.errors import GraderError
 from core.runs import Limits, RunOutcome, RunRequest, RunStatus
 from core.verdicts import grade_source
 from service.settings import Settings
+from tests import slowness
 from tests.workers.sandbox.leftovers import boot_clock, released_leftovers, settled
 from workers.sandbox import armed, cgroups
 from workers.sandbox.bwrap import BwrapSandbox
 from workers.sandbox.runtime import Runtime
-from workers.sandbox.slot import MOST_ARMED, Slot
+from workers.sandbox.slot import MOST_ARMED, Slot, zygote_group
 from workers.sandbox.warm import WarmSandbox
 
 pytestmark = pytest.mark.bwrap
 RUNTIME = Runtime(Settings.from_env().runtime_dir)
 SEED_STDOUT = "[0.787 0.107 0.107]\n[0.893 0.213]\nTrue\n"
-CGROUP_ROOTS = (Path("/sys/fs/cgroup/pids/codeblanks"), Path("/sys/fs/cgroup/codeblanks"))
 
 
 @pytest.fixture
@@ -41,26 +40,24 @@ def seed(catalog):
 
 
 def request(source: str, **limits) -> RunRequest:
-    return RunRequest({"main.py": source.encode()}, "main.py", Limits(**limits))
+    return RunRequest({"main.py": source.encode()}, "main.py", slowness.stretch(Limits(**limits)))
 
 
 def wait_for(condition, what: str, within_s: float = 30.0) -> None:
+    within_s = slowness.scaled(within_s)
     ends = time.monotonic() + within_s
     while not condition():
         assert time.monotonic() < ends, f"{what} did not happen within {within_s:g} s"
         time.sleep(0.02)
 
 
-def run_groups(uid: int) -> list[Path]:
+def run_groups(uid: int) -> list[str]:
     """Return the run cgroups of one warm uid (each holds an armed run's processes)."""
-    return [g for root in CGROUP_ROOTS if root.is_dir() for g in root.glob(f"{uid}-*")]
+    return [name for name in cgroups.names(f"{uid}-") if name != zygote_group(uid)]
 
 
-def pids_in(group: Path) -> list[int]:
-    try:
-        return [int(pid) for pid in (group / "cgroup.procs").read_text().split()]
-    except OSError:
-        return []
+def pids_in(group: str) -> list[int]:
+    return cgroups.members(group) or []
 
 
 def assert_nothing_left(uids: list[int]) -> None:
@@ -247,7 +244,8 @@ KILL_EVERY = 5  # submissions graded between two zygote kills in the burst (abou
 def test_zygotes_killed_during_a_burst_change_no_verdict(warm, seed):
     """Issue 16's fault test: 500 submissions graded while zygotes die at random; each verdict
     is the one its code gets on a quiet pool."""
-    seed = replace(seed, limits=replace(seed.limits, time_s=3.0))  # the loops end sooner
+    # the loops end sooner
+    seed = replace(seed, limits=slowness.stretch(replace(seed.limits, time_s=3.0)))
     burst = _burst(seed)
     quiet = {name: _key(grade_source(seed, source.encode(), warm)) for name, source in set(burst)}
     statuses = {key[0] for key in quiet.values()}

@@ -3,8 +3,9 @@
 The supervisor, forked by the zygote into a new pid namespace, says hello (so the host learns
 its pid and moves it into the run's cgroup), makes a new mount, ipc and network namespace
 (only a loopback interface, up, as bwrap leaves it), mounts a fresh size- and inode-bounded
-tmpfs as /work, /tmp and /dev/shm and a fresh /proc, waits for the host's "joined", then
-forks the program process and reports "armed".
+tmpfs as /work, /tmp and /dev/shm and a fresh /proc, waits for the host's "joined", makes a
+cgroup namespace rooted at the run's cgroup, then forks the program process and reports
+"armed".
 
 The program process makes its own user namespace (uid 65534, nothing else mapped), drops
 every capability, sets no_new_privs, installs the seccomp filter, takes the run's pipes as
@@ -52,6 +53,10 @@ def supervise(arm: dict[str, Any], fds: list[int]) -> dict[str, Any]:
     _mount_proc()
     if sock.recv(1) != b"J":  # the host has moved us into the run's cgroup
         os._exit(1)
+    # only now, inside the run's cgroup: a cgroup namespace rooted there, so the run's
+    # /proc/self/cgroup reads "0::/" and tells nothing of the slot's uid or the worker's place
+    # (bwrap's own namespace is rooted where the zygote started, in the worker's cgroup)
+    linux.unshare(linux.CLONE_NEWCGROUP)
     go_read, go_write = os.pipe()
     armed_read, armed_write = os.pipe()
     child = os.fork()

@@ -220,6 +220,21 @@ CASES = [
         forbid=("ESCAPED", "ALLOCATED"),
     ),
     case(
+        # issue 26.3: a cgroup namespace rooted above the run's cgroup showed
+        # "0::/../../../codeblanks/62147-10ad5851": the slot's uid and the worker's depth
+        "learning where it sits from /proc/self/cgroup",
+        """
+        for pid in ("self", "1"):
+            with open(f"/proc/{pid}/cgroup") as f:
+                for line in f:
+                    path = line.rstrip("\\n").split(":", 2)[2]
+                    print("rooted" if path == "/" else "REVEALED", pid, line.strip())
+        """,
+        {S.FAILED},
+        forbid=("REVEALED", "codeblanks", ".."),
+        require=("rooted",),
+    ),
+    case(
         "ctypes segfault",
         "import ctypes\nctypes.string_at(0)\n",
         {S.ERROR},

@@ -1,0 +1,43 @@
+"""The distribution's metadata, as the build backend reads pyproject.toml (issue 26.6).
+
+`pip install -e .` warned a new admin that `project.license` as a TOML table is deprecated
+(setuptools stops accepting it in February 2027). The metadata is built here, as pip's build
+step does, with every warning an error.
+"""
+
+import shutil
+import subprocess
+import sys
+import tomllib
+
+from packaging.licenses import canonicalize_license_expression
+
+from tests.conftest import REPO
+
+BUILD = (
+    "import sys\n"
+    "from setuptools import build_meta\n"
+    "print(build_meta.prepare_metadata_for_build_wheel(sys.argv[1]))\n"
+)
+
+
+def test_the_license_is_an_spdx_expression():
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert isinstance(project["license"], str), project["license"]
+    assert canonicalize_license_expression(project["license"]) == project["license"]
+
+
+def test_the_metadata_builds_without_a_warning(tmp_path):
+    for name in ("pyproject.toml", "README.md"):  # a copy: the build writes an egg-info
+        shutil.copy(REPO / name, tmp_path / name)
+    for package in ("core", "service", "workers"):
+        (tmp_path / package).mkdir()
+        (tmp_path / package / "__init__.py").touch()
+    (tmp_path / "meta").mkdir()
+    done = subprocess.run(
+        [sys.executable, "-W", "error", "-c", BUILD, str(tmp_path / "meta")],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    metadata = (tmp_path / "meta" / done.stdout.split()[-1] / "METADATA").read_text()
+    assert "License-Expression: MIT" in metadata
