@@ -117,6 +117,19 @@ def test_a_settled_delegated_subtree_is_found_from_the_workers_leaf(tmp_path):
     assert home.parents == {"all": unit / "codeblanks"}
 
 
+def test_a_subtree_settled_just_now_is_still_delegated(tmp_path):
+    # the worker has moved itself into its leaf and not yet made the runs' parent: it must not
+    # take the leaf for an undelegated cgroup and put its runs at the top of the tree
+    root = v2_tree(tmp_path)
+    unit = root / "system.slice/codeblanks-worker.service"
+    os.setxattr(unit, "trusted.delegate", b"1")
+    (unit / hierarchy.LEAF).mkdir()
+    self_cgroup = f"0::/system.slice/codeblanks-worker.service/{hierarchy.LEAF}\n"
+    home = hierarchy.find(root, self_cgroup)
+    assert (home.delegated, home.settled) == (True, True)
+    assert home.parents == {"all": unit / "codeblanks"}
+
+
 @pytest.mark.parametrize(
     ("controllers", "level", "said"),
     [
