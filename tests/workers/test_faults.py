@@ -16,6 +16,7 @@ from sqlalchemy import select
 
 from service.settings import Settings
 from service.store.models import Submission, utcnow
+from tests import slowness
 from tests.pipeline import SOLUTION, Pipeline, fastest_sandbox
 from tests.servers import PostgresCluster
 
@@ -259,11 +260,15 @@ def test_a_whole_worker_killed_with_work_queued_recovers_within_20_s(
             behind.append(pipeline.submit(PAUSED_SOLUTION))
         pipeline.start_worker(concurrency=2)  # the survivor
         time.sleep(0.5)  # the doomed worker's run is well under way
+        # the 20 s is the reference host's; a host loaded by other programs (a VM under
+        # emulation beside the tests: load 13 on 2 cores) grades the 8 behind more slowly,
+        # and the sweep that takes the run over waits for a free pool process among them
+        slow = slowness.factor()
         killed_at = utcnow()
         doomed.kill()  # SIGKILL to the worker, its pool and its sandboxes, at once
-        taken_over_s = _claimed_again(pipeline, in_hand, killed_at, timeout=60)
+        taken_over_s = _claimed_again(pipeline, in_hand, killed_at, timeout=60 * slow)
         ids = [in_hand, *behind]
-        assert pipeline.wait_until(ids, "graded", timeout=60), pipeline.explain(ids)
+        assert pipeline.wait_until(ids, "graded", timeout=60 * slow), pipeline.explain(ids)
         with pipeline.store.session() as session:
             rows = session.execute(
                 select(Submission.id, Submission.graded_at, Submission.gradings).where(
@@ -277,7 +282,7 @@ def test_a_whole_worker_killed_with_work_queued_recovers_within_20_s(
             counts.line(
                 f"a whole worker SIGKILLed mid-run: its run taken over {taken_over_s:.1f} s "
                 f"after, graded {after_s[in_hand]:.1f} s after, the last of {len(ids)} "
-                f"{recovered_s:.1f} s after"
+                f"{recovered_s:.1f} s after (host slowness {slow}x)"
             )
         )
         assert (counts.submitted, counts.graded, counts.lost, counts.duplicated) == (
@@ -285,7 +290,7 @@ def test_a_whole_worker_killed_with_work_queued_recovers_within_20_s(
         )  # fmt: skip
         assert {row.gradings for row in rows} == {1}
         assert verdict(pipeline, in_hand)[:2] == ("passed", 1)
-        assert recovered_s <= 20, pipeline.explain(ids)
+        assert recovered_s <= 20 * slow, pipeline.explain(ids)
     finally:
         pipeline.stop()
 
@@ -298,5 +303,7 @@ def _claimed_again(pipeline, submission_id, since, timeout):
             claims = session.get(Submission, submission_id).claims
         if claims >= 2:
             return (utcnow() - since).total_seconds()
-        assert time.monotonic() < deadline, "no other worker took the submission over"
+        assert time.monotonic() < deadline, (
+            f"no other worker took the submission over: {pipeline.explain([submission_id])}"
+        )
         time.sleep(0.1)
