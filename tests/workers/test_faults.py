@@ -249,21 +249,24 @@ def test_a_whole_worker_killed_with_work_queued_recovers_within_20_s(
     }
     pipeline = Pipeline(tmp_path, redis_server, database_url, **recovery)
     try:
-        doomed = pipeline.start_worker(concurrency=1)
+        # both workers consume before anything is queued: a worker's start (its host check,
+        # Celery's boot) takes seconds on a loaded host, longer than the run to be killed
+        workers = [pipeline.start_worker(concurrency=2) for _ in range(2)]
         pipeline.student()
         # six cases of 1 s, run two at a time: about 3 s of grading, killed half way
         in_hand = pipeline.submit("import time\ntime.sleep(1.0)\n" + SOLUTION)
         wait_running(pipeline, in_hand)
+        doomed = _holder(workers, in_hand)  # the other one survives
         behind = []
         for _ in range(8):
             pipeline.student()
             behind.append(pipeline.submit(PAUSED_SOLUTION))
-        pipeline.start_worker(concurrency=2)  # the survivor
         time.sleep(0.5)  # the doomed worker's run is well under way
         # the 20 s is the reference host's; a host loaded by other programs (a VM under
         # emulation beside the tests: load 13 on 2 cores) grades the 8 behind more slowly,
         # and the sweep that takes the run over waits for a free pool process among them
         slow = slowness.factor()
+        assert pipeline.statuses([in_hand])[in_hand] == "running", "it ended before the kill"
         killed_at = utcnow()
         doomed.kill()  # SIGKILL to the worker, its pool and its sandboxes, at once
         taken_over_s = _claimed_again(pipeline, in_hand, killed_at, timeout=60 * slow)
@@ -293,6 +296,19 @@ def test_a_whole_worker_killed_with_work_queued_recovers_within_20_s(
         assert recovered_s <= 20 * slow, pipeline.explain(ids)
     finally:
         pipeline.stop()
+
+
+def _holder(workers, submission_id, timeout=30):
+    """Return the worker whose log says it received the submission's grading."""
+    said = f"'args': '[{submission_id}]'"
+    deadline = time.monotonic() + timeout
+    while True:
+        for worker in workers:
+            for line in worker.log.read_text().splitlines():
+                if "grade_submission" in line and " received" in line and said in line:
+                    return worker
+        assert time.monotonic() < deadline, "no worker said it received the submission"
+        time.sleep(0.05)
 
 
 def _claimed_again(pipeline, submission_id, since, timeout):
