@@ -222,8 +222,9 @@ def test_a_missing_runtime_tree_fails(tmp_path):
 def test_codeblanks_doctor_checks_this_host_and_times_a_cold_and_a_warm_run():
     done = codeblanks("doctor")
     assert done.returncode == 0, done.stdout + done.stderr
+    # a check's line is "LEVEL  NAME: what was found"; a warning's or failure's "fix:" follows
     checks = [line.split(":")[0].split(None, 1) for line in done.stdout.splitlines()[1:-1]]
-    shown = {name: level for level, name in checks if level in ("ok", "warn", "fail")}
+    shown = {c[1]: c[0] for c in checks if len(c) == 2 and c[0] in ("ok", "warn", "fail")}
     assert set(shown) == {
         "user namespaces",
         "cgroups",
