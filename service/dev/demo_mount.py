@@ -48,19 +48,21 @@ def register_demo(
 ) -> bool:
     """Register the demo LMS with the serving tool by dynamic registration; seed its links.
 
-    Return False if it was registered already. Safe to call from several processes at once.
+    Return False if there was nothing left to do. Each step is done only if it is not done
+    yet, so a call after one that failed half-way (registered, links not all made) finishes
+    the work. Safe to call from several processes at once.
     """
     issuer = demo_config(settings).issuer
     base = settings.base_url.rstrip("/")
     lock_path = prepare(settings.instance_dir) / "demo-registration.lock"
-    with lock_path.open("w") as lock:
+    with lock_path.open("w") as lock, requests.Session() as admin:  # the LMS admin's browser
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if _demo_client_id(store, issuer) is not None:
-            return False
-        url = registration.registration_url(
-            store, base, name=PLATFORM_NAME, valid_hours=1, now=utcnow()
-        )
-        with requests.Session() as admin:  # the LMS admin's browser
+        client_id = _demo_client_id(store, issuer)
+        did = client_id is None
+        if client_id is None:
+            url = registration.registration_url(
+                store, base, name=PLATFORM_NAME, valid_hours=1, now=utcnow()
+            )
             started = admin.post(
                 issuer + "/admin/registrations", json={"register_url": url}, timeout=timeout_s
             )
@@ -71,20 +73,50 @@ def register_demo(
             client_id = _demo_client_id(store, issuer)
             if client_id is None:
                 raise RuntimeError("the registration ended, but no demo platform is stored")
-            for lesson_id in SEED_LESSONS:
-                lesson = catalog.lesson(lesson_id)
-                if lesson is not None:
-                    admin.post(
-                        issuer + "/admin/links",
-                        json={
-                            "client_id": client_id,
-                            "title": lesson.title,
-                            "custom": {"lesson": lesson.id},
-                            "score_maximum": lesson.points,
-                        },
-                        timeout=timeout_s,
-                    ).raise_for_status()
-        return True
+        listed = admin.get(issuer + "/admin/links", timeout=timeout_s)
+        listed.raise_for_status()
+        linked = {
+            link["custom"].get("lesson") for link in listed.json() if link["client_id"] == client_id
+        }
+        for lesson_id in SEED_LESSONS:
+            lesson = catalog.lesson(lesson_id)
+            if lesson is not None and lesson.id not in linked:
+                admin.post(
+                    issuer + "/admin/links",
+                    json={
+                        "client_id": client_id,
+                        "title": lesson.title,
+                        "custom": {"lesson": lesson.id},
+                        "score_maximum": lesson.points,
+                    },
+                    timeout=timeout_s,
+                ).raise_for_status()
+                did = True
+        return did
+
+
+def register_within(
+    settings: Settings, store: Store, catalog: Catalog, deadline_s: float = 600
+) -> bool:
+    """Call `register_demo` until it succeeds, waiting longer after each failure.
+
+    A slow or just-started host may not answer the first try in time; each failure is said
+    on stderr, and the last one is raised once `deadline_s` has passed.
+    """
+    deadline = time.monotonic() + deadline_s
+    pause = 1.0
+    while True:
+        try:
+            return register_demo(settings, store, catalog)
+        except (requests.RequestException, RuntimeError) as exc:
+            if time.monotonic() + pause > deadline:
+                raise
+            print(
+                f"codeblanks: the demo LMS is not registered yet ({exc}); trying again",
+                file=sys.stderr,
+            )
+            time.sleep(pause)
+            pause = min(pause * 2, 30.0)
 
 
 def _demo_client_id(store: Store, issuer: str) -> str | None:
@@ -106,7 +138,7 @@ def main() -> int:
         time.sleep(0.2)
     store = Store(settings.database)
     try:
-        done = register_demo(settings, store, load_catalog(settings.lessons_dir))
+        done = register_within(settings, store, load_catalog(settings.lessons_dir))
     except (requests.RequestException, RuntimeError, ValueError) as exc:
         print(f"codeblanks: the demo LMS could not be registered: {exc}", file=sys.stderr)
         return 1

@@ -9,9 +9,9 @@ from sqlalchemy import select
 
 from service.demo import platform_of, run_launch
 from service.demo.server import BackgroundServer
-from service.dev.demo_mount import register_demo
+from service.dev.demo_mount import register_demo, register_within
 from service.lti import registration
-from service.store.models import RegistrationToken
+from service.store.models import RegistrationToken, utcnow
 from service.web import create_app
 
 
@@ -73,3 +73,54 @@ def test_registrations_started_together_register_the_demo_once(demo):
     assert errors == [] and sorted(results) == [False, False, True]
     assert len(registration.list_platforms(store)) == 1
     assert len(platform_of(app).tools()) == 1
+
+
+def test_a_registration_left_without_its_links_is_finished_by_the_next_call(demo):
+    demo_settings, app, _server = demo
+    store, catalog = app.extensions["store"], app.extensions["catalog"]
+    platform = platform_of(app)
+    # Registered, then stopped before any link was made (a timeout, a restart).
+    url = registration.registration_url(
+        store, demo_settings.base_url, name="Demo LMS", now=utcnow()
+    )
+    with requests.Session() as admin:
+        assert "org.imsglobal.lti.close" in admin.get(platform.start_registration(url)).text
+    assert len(registration.list_platforms(store)) == 1 and platform.links() == []
+    assert register_demo(demo_settings, store, catalog) is True
+    lessons = [link.custom["lesson"] for link in platform.links()]
+    assert lessons == ["expert/what-is-attention", "expert/scaled-dot-product"]
+    assert register_demo(demo_settings, store, catalog) is False
+    assert len(platform.links()) == 2 and len(registration.list_platforms(store)) == 1
+
+
+def test_a_tool_that_is_not_ready_yet_is_registered_once_it_is(settings, capfd):
+    server = BackgroundServer()  # answers 503 until the app is mounted
+    demo_settings = replace(settings, demo=1, base_url=server.url)
+    app = create_app({"TESTING": True, "SETTINGS": demo_settings})
+    store, catalog = app.extensions["store"], app.extensions["catalog"]
+    server.start()
+    later = threading.Timer(1.5, server.mount, args=(app,))
+    later.start()
+    try:
+        assert register_within(demo_settings, store, catalog, deadline_s=60) is True
+        assert len(platform_of(app).links()) == 2
+        assert "not registered yet" in capfd.readouterr().err
+    finally:
+        later.cancel()
+        server.stop()
+        store.dispose()
+
+
+def test_a_tool_that_never_answers_is_given_up_at_the_deadline(settings):
+    server = BackgroundServer().start()  # never mounted: 503 to everything
+    demo_settings = replace(settings, demo=1, base_url=server.url)
+    app = create_app({"TESTING": True, "SETTINGS": demo_settings})
+    try:
+        with pytest.raises(requests.HTTPError):
+            register_within(
+                demo_settings, app.extensions["store"], app.extensions["catalog"], deadline_s=2
+            )
+        assert registration.list_platforms(app.extensions["store"]) == []
+    finally:
+        server.stop()
+        app.extensions["store"].dispose()
