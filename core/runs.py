@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import base64
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from core.messages import Arg, Message, say
 
@@ -87,6 +88,36 @@ class RunResult:
     reason: str = ""
     cpu_ms: int = 0
     peak_memory_kb: int = 0
+
+
+def result_record(result: RunResult) -> dict[str, Any]:
+    """Return the run's result as plain JSON data (its output in base64), to keep it."""
+    return {
+        "outcome": result.outcome.value,
+        "stdout": base64.b64encode(result.stdout).decode(),
+        "stderr": base64.b64encode(result.stderr).decode(),
+        "exit_code": result.exit_code,
+        "signal": result.signal,
+        "duration_ms": result.duration_ms,
+        "reason": result.reason,
+        "cpu_ms": result.cpu_ms,
+        "peak_memory_kb": result.peak_memory_kb,
+    }
+
+
+def result_from(record: dict[str, Any]) -> RunResult:
+    """Return the result kept by result_record."""
+    return RunResult(
+        outcome=RunOutcome(record["outcome"]),
+        stdout=base64.b64decode(record["stdout"]),
+        stderr=base64.b64decode(record["stderr"]),
+        exit_code=record["exit_code"],
+        signal=record["signal"],
+        duration_ms=int(record["duration_ms"]),
+        reason=str(record["reason"]),
+        cpu_ms=int(record["cpu_ms"]),
+        peak_memory_kb=int(record["peak_memory_kb"]),
+    )
 
 
 class Sandbox(Protocol):

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -57,8 +58,38 @@ class Verdict:
         }
 
 
+@dataclass(frozen=True)
+class Turn:
+    """A submission's share of the sandbox: once its runs of this turn have taken `slice_ms`
+    and `others_wait()` says another student's work is waiting, it lets that go first."""
+
+    slice_ms: int
+    others_wait: Callable[[], bool]
+
+
+@dataclass(frozen=True)
+class Paused:
+    """A grading that let others go first: the results of its cases run so far, in order."""
+
+    done: tuple[RunResult, ...]
+
+
 def grade_source(exercise: Exercise, source: bytes, sandbox: Sandbox) -> Verdict:
     """Grade a submission's bytes as the exercise's entrypoint, running it in `sandbox`."""
+    graded = grade_in_turns(exercise, source, sandbox)
+    assert isinstance(graded, Verdict)  # noqa: S101  without a turn, nothing pauses
+    return graded
+
+
+def grade_in_turns(
+    exercise: Exercise,
+    source: bytes,
+    sandbox: Sandbox,
+    done: Sequence[RunResult] = (),
+    turn: Turn | None = None,
+) -> Verdict | Paused:
+    """Grade the submission from where an earlier turn left it (`done`: its first cases'
+    results); pause between batches of cases once the turn is used up and others wait."""
     try:
         text = check_source(source)
     except SourceRefused as refused:
@@ -68,16 +99,50 @@ def grade_source(exercise: Exercise, source: bytes, sandbox: Sandbox) -> Verdict
     requests = [
         case.request(files, exercise.entrypoint, exercise.limits) for case in exercise.cases
     ]
-    return judge(exercise, run_all(sandbox, requests))
+    results = list(done[: len(requests)])
+    results += _run_from(sandbox, requests, len(results), turn)
+    if len(results) < len(requests):
+        return Paused(tuple(results))
+    return judge(exercise, results)
 
 
-def run_all(sandbox: Sandbox, requests: Sequence[RunRequest]) -> list[RunResult]:
-    """Run every request, as many at a time as the sandbox takes; results in request order."""
-    width = min(len(requests), max(sandbox.parallel_runs, 1))
+def _run_from(
+    sandbox: Sandbox, requests: Sequence[RunRequest], start: int, turn: Turn | None
+) -> list[RunResult]:
+    """Run requests[start:] in order, as many at a time as the sandbox takes; results in
+    request order. With a turn, no run starts once the turn is used up and others wait, so
+    the results are those of the first cases, each run whole."""
+    lock = threading.Lock()
+    results: dict[int, RunResult] = {}
+    taken, spent_ms, stopped = start, 0, False
+
+    def take() -> int | None:
+        nonlocal taken, stopped
+        with lock:
+            if stopped or taken >= len(requests):
+                return None
+            if turn is not None and spent_ms >= turn.slice_ms and turn.others_wait():
+                stopped = True
+                return None
+            taken += 1
+            return taken - 1
+
+    def runs() -> None:
+        nonlocal spent_ms
+        while (index := take()) is not None:
+            result = sandbox.run(requests[index])
+            with lock:
+                results[index] = result
+                spent_ms += result.duration_ms
+
+    width = min(len(requests) - start, max(sandbox.parallel_runs, 1))
     if width <= 1:
-        return [sandbox.run(request) for request in requests]
-    with ThreadPoolExecutor(width, thread_name_prefix="case") as pool:
-        return list(pool.map(sandbox.run, requests))
+        runs()
+    else:
+        with ThreadPoolExecutor(width, thread_name_prefix="case") as pool:
+            for ran in [pool.submit(runs) for _ in range(width)]:
+                ran.result()
+    return [results[index] for index in range(start, taken)]
 
 
 def judge(

@@ -70,6 +70,7 @@ def submission(
 ) -> int:
     """Write a queued submission as the submit path does (its store writer); return its id."""
     with store.transaction() as connection:
-        return submissions.queue_new(
+        created = submissions.queue_new(
             connection, placement_id, user_id, source, late, utcnow(), queue
         )
+        return created.submission_id

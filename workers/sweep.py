@@ -30,6 +30,7 @@ class Found:
     """What one sweep found to enqueue again."""
 
     submissions: list[GradeMessage] = field(default_factory=list)
+    turns: list[GradeMessage] = field(default_factory=list)  # waited behind a turn missed
     syncs: list[SyncMessage] = field(default_factory=list)
     purged: int = 0  # expired rows deleted (logins, nonces, tokens, failure counts)
 
@@ -43,6 +44,7 @@ def sweep(store: Store, settings: Settings) -> Found:
     global _purged_at
     now = utcnow()
     found = Found(submissions=submissions.stuck(store, now, settings.queued_deadline_s))
+    found.turns = submissions.turns_due(store, now)
     with store.session() as session:
         found.syncs = grades.due_syncs(session, now, settings.queued_deadline_s)
     if _purged_at is None or time.monotonic() - _purged_at >= PURGE_EVERY_S:

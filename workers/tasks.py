@@ -16,7 +16,7 @@ from sqlalchemy.exc import DBAPIError
 from core.errors import GraderError
 from service import logs
 from service.lti.roster import sync_roster
-from service.queue import SyncMessage, TaskName, send_grade, send_sync
+from service.queue import GradeMessage, Queue, SyncMessage, TaskName, send_grade, send_sync
 from service.store.submissions import Next
 from workers.context import WorkerContext
 from workers.grading import Outcome, grade_stored
@@ -58,9 +58,13 @@ def grade_submission(self: Task, submission_id: int) -> str:
         _retry(self, backoff(self.request.retries + 1), exc)
     if graded.outcome in (Outcome.HELD, Outcome.RETRY):
         _retry(self, graded.retry_in_s)
+    if graded.outcome is Outcome.PAUSED:  # its turn is over: to the tail, behind the others
+        send_grade(self.app, GradeMessage(submission_id, Queue(_queue_of(self) or Queue.GRADE)))
     after = graded.after  # decided by the store as it saved the verdict
     if after is not None and after.next is Next.SYNC_TO_LMS:
         send_sync(self.app, SyncMessage(after.user_id, after.placement_id))
+    if after is not None and after.then is not None:  # its author's next submission
+        send_grade(self.app, GradeMessage(after.then))
     return graded.outcome.value
 
 
@@ -91,10 +95,13 @@ def sweep(self: Task) -> dict[str, int]:
     found = find_stuck(ctx.store, ctx.settings)
     for grade_message in found.submissions:
         send_grade(self.app, grade_message, first=True)  # it has waited longest
+    for grade_message in found.turns:
+        send_grade(self.app, grade_message)  # it waited behind its author's own
     for sync_message in found.syncs:
         send_sync(self.app, sync_message)
     return {
         "submissions": len(found.submissions),
+        "turns": len(found.turns),
         "syncs": len(found.syncs),
         "purged": found.purged,
     }

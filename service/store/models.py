@@ -196,9 +196,10 @@ class Submission(Base):
     """A student's code for a placement's exercise, and once graded, its verdict.
 
     status: queued -> running (a worker holds `lease_token` until `lease_expires_at`) ->
-    graded. `claims` counts workers that took it; `gradings` counts verdicts saved, in the
-    same statement as the verdict, so a second grading would show. `grader_error` is set
-    when the verdict is our fault (the grader failed), not the student's.
+    graded, or back to queued when its grading pauses to let others go first. `claims`
+    counts workers that took it; `gradings` counts verdicts saved, in the same statement as
+    the verdict, so a second grading would show. `grader_error` is set when the verdict is
+    our fault (the grader failed), not the student's.
     """
 
     __tablename__ = "submissions"
@@ -215,7 +216,9 @@ class Submission(Base):
     queue: Mapped[str] = mapped_column(String(16), default="grade")
     late: Mapped[bool] = mapped_column(default=False)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
-    enqueued_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # when its message was last sent; None while it waits behind its author's submission in
+    # the queue (service.store.submissions: a student's submissions take turns)
+    enqueued_at: Mapped[datetime | None] = mapped_column(default=utcnow)
     lease_token: Mapped[str | None] = mapped_column(String(32))
     lease_expires_at: Mapped[datetime | None]
     claims: Mapped[int] = mapped_column(Integer, default=0)
@@ -237,6 +240,9 @@ class Submission(Base):
     # every case's verdict, with what a hidden case holds: shown to students per the reveal
     # policy only (core.student_views); None before cases were kept
     cases: Mapped[Any] = mapped_column(JSON, nullable=True)
+    # the run results (core.runs.result_record) of the cases a paused grading ran, until
+    # its verdict is saved
+    progress: Mapped[Any] = mapped_column(JSON, nullable=True)
     grader_error: Mapped[str | None]
     graded_at: Mapped[datetime | None]
 

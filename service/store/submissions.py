@@ -6,23 +6,31 @@ matches that token and `running`, and in the same statement counts the grading. 
 whose lease was taken over (it was too slow, or presumed dead) therefore cannot save: the
 final write is fenced, and no submission is ever graded twice. finish() says what follows
 the verdict (After), so that the worker does not decide it again.
+
+A student's submissions take turns: while one of theirs is in the students' queue (queued
+with its message sent, or running), a new one waits (queued, `enqueued_at` null) and is sent
+when the one before is graded, at the tail of the queue, behind every other student's. So a
+student with ten endless loops holds one place in the queue, not ten. A grading that has had
+its slice of the sandbox pauses when others wait (core.verdicts.Turn): its cases' results so
+far are kept (`progress`) and it goes to the tail again.
 """
 
 from __future__ import annotations
 
 import enum
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Connection, Update, and_, bindparam, func, insert, or_, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, aliased
 
 from core.lessons import Lesson
 from core.messages import say, to_json
 from core.placements import Policy
-from core.runs import RunStatus
+from core.runs import RunResult, RunStatus, result_from, result_record
 from core.verdicts import Verdict
 from service.queue import GradeMessage, Queue
 from service.store import grades
@@ -44,6 +52,17 @@ class Claim:
     user_id: int
     queue: str = Queue.GRADE
     to_lms: bool = True  # the placement's grades go to an LMS (see grades.reaches_lms)
+    # its first cases' results, by case name, from a turn that paused
+    done: tuple[tuple[str, RunResult], ...] = ()
+
+
+@dataclass(frozen=True)
+class Queued:
+    """A submission just written, and whether its message is to be sent now (else it waits
+    its turn behind its author's submission in the queue)."""
+
+    submission_id: int
+    send: bool
 
 
 @dataclass(frozen=True)
@@ -71,6 +90,7 @@ class After:
     next: Next
     user_id: int
     placement_id: int
+    then: int | None = None  # the author's next submission, its turn come: to be sent
 
     @property
     def saved(self) -> bool:
@@ -103,6 +123,7 @@ _CLAIM = (
         Submission.placement_id,
         Submission.user_id,
         Submission.queue,
+        Submission.progress,
     )
 )
 # the same, for a message of one queue: a stale message (a copy redelivered, or a retry)
@@ -133,6 +154,7 @@ _VERDICT = (
         lease_token=None,
         lease_expires_at=None,
         gradings=Submission.gradings + 1,
+        progress=None,
         **{name: bindparam(f"new_{name}") for name in _VERDICT_COLUMNS},
     )
 )
@@ -159,9 +181,47 @@ _QUEUED = (
         late=bindparam("is_late"),
         queue=bindparam("to_queue"),
         created_at=bindparam("now"),
-        enqueued_at=bindparam("now"),
+        enqueued_at=bindparam("enqueued"),
     )
     .returning(Submission.id)
+)
+# the author's submission in the students' queue: its message sent, or running
+_IN_FLIGHT = (
+    select(Submission.id)
+    .where(
+        Submission.user_id == bindparam("user"),
+        Submission.queue == Queue.GRADE,
+        Submission.status.in_((Status.QUEUED, Status.RUNNING)),
+        Submission.enqueued_at.is_not(None),
+    )
+    .limit(1)
+)
+_NEXT_WAITING = (
+    select(Submission.id)
+    .where(
+        Submission.user_id == bindparam("user"),
+        Submission.queue == Queue.GRADE,
+        Submission.status == Status.QUEUED,
+        Submission.enqueued_at.is_(None),
+    )
+    .order_by(Submission.id)
+    .limit(1)
+)
+_SEND = (
+    update(Submission)
+    .where(Submission.id == bindparam("submission_id"), Submission.enqueued_at.is_(None))
+    .values(enqueued_at=bindparam("now"))
+)
+# another student's submission whose message waits in the same queue
+_OTHERS_WAIT = (
+    select(Submission.id)
+    .where(
+        Submission.queue == bindparam("in_queue"),
+        Submission.status == Status.QUEUED,
+        Submission.enqueued_at.is_not(None),
+        Submission.user_id != bindparam("user"),
+    )
+    .limit(1)
 )
 
 
@@ -195,14 +255,19 @@ def queue_new(
     late: bool,
     now: datetime,
     queue: str = Queue.GRADE,
-) -> int:
-    """Write a queued submission in the connection's transaction; return its id.
+) -> Queued:
+    """Write a queued submission in the connection's transaction; say whether to send it now.
 
-    The only writer of submission rows: the submit path and the tests' factories alike.
+    The only writer of submission rows: the submit path and the tests' factories alike. On
+    the students' queue it waits its turn while another of its author's is there (the
+    submit path holds the author's lock, lock_author, so two at once cannot both go).
     """
     row = {"placement": placement_id, "user": user_id, "code": source, "is_late": late}
-    created = connection.execute(_QUEUED, {**row, "to_queue": queue, "now": now})
-    return int(created.scalar_one())
+    waits = queue == Queue.GRADE and connection.execute(_IN_FLIGHT, {"user": user_id}).first()
+    enqueued = None if waits else now
+    values = {**row, "to_queue": queue, "now": now, "enqueued": enqueued}
+    created = connection.execute(_QUEUED, values)
+    return Queued(int(created.scalar_one()), send=not waits)
 
 
 def get(store: Store, submission_id: int) -> Submission | None:
@@ -270,6 +335,9 @@ def claim(
             user_id=taken.user_id,
             queue=taken.queue,
             to_lms=grades.reaches_lms(line_item_url, line_items_url),
+            done=tuple(
+                (str(kept["case"]), result_from(kept["result"])) for kept in taken.progress or ()
+            ),
         )
 
 
@@ -330,16 +398,29 @@ def finish(
         fence = {"submission_id": held.submission_id, "token": held.token}
         if changed(connection, _VERDICT, {**fence, **values}) != 1:
             return After(Next.NOTHING, user_id, placement_id)
+        then = _next_turn(connection, user_id, now) if held.queue == Queue.GRADE else None
         review = _under_review(connection, held)
         if held.to_lms:
             grades.needs_sync(connection, placement_id, user_id, now, held=review)
-            return After(Next.SYNC_TO_LMS, user_id, placement_id)
+            return After(Next.SYNC_TO_LMS, user_id, placement_id, then)
         if lesson is None:
             grades.needs_sync(connection, placement_id, user_id, now, held=review)
             grades.settle_without_lesson(connection, placement_id, user_id, held.lesson_id, now)
         elif review or not grades.keep(connection, placement_id, user_id, lesson, now):
             grades.needs_sync(connection, placement_id, user_id, now, held=True)
-        return After(Next.KEPT, user_id, placement_id)
+        return After(Next.KEPT, user_id, placement_id, then)
+
+
+def _next_turn(connection: Connection, user_id: int, now: datetime) -> int | None:
+    """Mark the user's oldest waiting submission as sent now, unless another of theirs is in
+    the queue; return its id, to be sent after the commit."""
+    if connection.execute(_IN_FLIGHT, {"user": user_id}).first() is not None:
+        return None
+    waiting = connection.scalar(_NEXT_WAITING, {"user": user_id})
+    if waiting is None:
+        return None
+    sent = changed(connection, _SEND, {"submission_id": waiting, "now": now})
+    return int(waiting) if sent == 1 else None
 
 
 def _under_review(connection: Connection, held: Claim) -> bool:
@@ -396,6 +477,70 @@ def release(store: Store, held: Claim, now: datetime, problem: str | None = None
             ),
         )
         return released == 1
+
+
+def pause(store: Store, held: Claim, done: Sequence[tuple[str, RunResult]], now: datetime) -> bool:
+    """Give the submission back to its queue with its first cases' results, to be taken again
+    at the tail; False when the claim no longer holds.
+
+    A pause is no lost worker: the claim it made is not counted against grade_attempts.
+    """
+    with store.session() as session:
+        paused = changed(
+            session,
+            _held_by(held).values(
+                status=Status.QUEUED,
+                lease_token=None,
+                lease_expires_at=None,
+                enqueued_at=now,
+                claims=Submission.claims - 1,
+                progress=[{"case": name, "result": result_record(ran)} for name, ran in done],
+            ),
+        )
+        return paused == 1
+
+
+def others_wait(store: Store, held: Claim) -> bool:
+    """Return whether another student's submission waits in the claim's queue."""
+    with store.reading() as session:
+        found = session.execute(_OTHERS_WAIT, {"in_queue": held.queue, "user": held.user_id})
+        return found.first() is not None
+
+
+def turns_due(store: Store, now: datetime, limit: int = 500) -> list[GradeMessage]:
+    """Send the oldest waiting submission of each student who has none in the queue.
+
+    finish() sends the next one itself; this is for a turn it missed (a submission deleted,
+    or written at the moment its author's last one was graded). Return their messages.
+    """
+    waiting, busy = aliased(Submission), aliased(Submission)
+    in_flight = (
+        select(busy.id)
+        .where(
+            busy.user_id == waiting.user_id,
+            busy.queue == Queue.GRADE,
+            busy.status.in_((Status.QUEUED, Status.RUNNING)),
+            busy.enqueued_at.is_not(None),
+        )
+        .exists()
+    )
+    oldest_waiting = (
+        select(func.min(waiting.id))
+        .where(
+            waiting.queue == Queue.GRADE,
+            waiting.status == Status.QUEUED,
+            waiting.enqueued_at.is_(None),
+            ~in_flight,
+        )
+        .group_by(waiting.user_id)
+        .limit(limit)
+    )
+    found: list[GradeMessage] = []
+    with store.session() as session:
+        for submission_id in list(session.scalars(oldest_waiting)):
+            if changed(session, _SEND, {"submission_id": submission_id, "now": now}) == 1:
+                found.append(GradeMessage(int(submission_id)))
+    return found
 
 
 def stuck(

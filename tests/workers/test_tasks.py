@@ -112,6 +112,7 @@ def test_sweep_task_enqueues_what_is_stuck_on_its_queue(app, celery_app, store, 
         session.get(Submission, sid).enqueued_at = old
     assert celery_app.tasks[TaskName.SWEEP].apply().get() == {
         "submissions": 1,
+        "turns": 0,
         "syncs": 0,
         "purged": 0,
     }

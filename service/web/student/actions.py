@@ -70,9 +70,10 @@ class Scored:
 
 @dataclass(frozen=True)
 class Submitted:
-    """A queued submission."""
+    """A queued submission, and whether it is sent now (else it waits behind its author's)."""
 
     submission_id: int
+    send: bool = True
 
 
 def submit(
@@ -116,13 +117,15 @@ def submit(
         created = submissions.queue_new(connection, placement_id, user.user_id, source, late, now)
         # nothing goes to the LMS yet: a score posted now could only repeat the one it holds
         # (Moodle blanks a Pending one), and would push the graded score a second later
-        return Submitted(created)
+        return Submitted(created.submission_id, created.send)
 
 
 def send_to_grading(celery_app: Celery, sent: Submitted) -> None:
     """Enqueue a committed submission's grading; its grade goes to the LMS once graded."""
-    # after the commit: a lost message only delays the grade (the sweep sends it again)
-    send_grade(celery_app, GradeMessage(sent.submission_id))
+    # after the commit: a lost message only delays the grade (the sweep sends it again); one
+    # that waits its turn is sent when its author's one before it is graded
+    if sent.send:
+        send_grade(celery_app, GradeMessage(sent.submission_id))
 
 
 def answer(

@@ -12,7 +12,7 @@ from service.queue import GradeMessage, Queue
 from service.store import grades, submissions
 from service.store.models import Grade, GradeSync, Submission, SubmissionStatus, SyncStatus, utcnow
 from service.store.submissions import After, Claim, Held, Next
-from tests.factories import SCALED, place, submission
+from tests.factories import SCALED, add_student, place, submission
 
 PASSED = Verdict(RunStatus.PASSED, 1.0, "ok\n", "", 0, 12, "Your output matches.")
 FAILED = Verdict(
@@ -137,9 +137,10 @@ def test_claims_race_one_winner(store, queued):
 
 def test_stuck_finds_late_queued_and_expired_running_once(store, placed):
     now = utcnow()
+    authors = [placed.user_id, add_student(store, placed, "b"), add_student(store, placed, "c")]
     ids = [
-        submission(store, placed.placement_id, placed.user_id, f"# {n}", late=False)
-        for n in range(3)
+        submission(store, placed.placement_id, author, f"# {n}", late=False)
+        for n, author in enumerate(authors)
     ]
     submissions.claim(store, ids[1], lease_s=10, now=now)  # running, lease ends at now+10
     assert submissions.stuck(store, now + timedelta(seconds=5), queued_deadline_s=60) == []

@@ -238,7 +238,7 @@ def test_rate_limit_answers_429_with_retry_after(app, client, student, sent):
     assert response.status_code == 429
     assert response.get_json()["error"] == "rate_limited"
     assert 1 <= int(response.headers["Retry-After"]) <= 60
-    assert len(sent) == 3
+    assert len(sent) == 1  # the first is sent; the other two wait their turn behind it
 
 
 def test_the_rate_limit_is_per_student(app, client, store, student, sent):

@@ -1,0 +1,86 @@
+"""Fair share on a real worker (issue 27, point 1): one student's endless loops do not hold
+another student's verdict, and every submission is still graded, once, in its turn.
+
+A real Celery worker with one pool process grades on the warm sandbox, as the demo's one
+worker does. One student hands in ten `while True: pass` to the six-case lesson (a copy of
+expert/scaled-dot-product whose time limit is 1 s, stretched to this host's slowness, so that
+the test takes a minute, not five); another student then hands in a right answer. Before this
+work the right answer waited for all ten (ten times six time limits).
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+
+from sqlalchemy import select
+
+from core.runs import Limits
+from service.store.models import Submission
+from tests.factories import SCALED
+from tests.pipeline import SOLUTION, Pipeline
+from tests.servers import REPO
+from tests.slowness import scaled, stretch
+
+ENDLESS = "while True:\n    pass\n"
+
+
+def write_lessons(root):
+    """Copy the six-case lesson, with a short time limit."""
+    lesson = root / SCALED
+    shutil.copytree(REPO / "lessons" / SCALED, lesson)
+    (root / "expert" / "track.yaml").write_text("title: Expert\nlessons:\n  - scaled-dot-product\n")
+    exercise = lesson / "exercise.yaml"
+    limit = stretch(Limits(time_s=1.0)).time_s
+    exercise.write_text(exercise.read_text() + f"limits:\n  time_s: {limit}\n")
+    return root
+
+
+def graded_rows(pipeline, ids):
+    with pipeline.store.session() as session:
+        rows = session.execute(
+            select(Submission.id, Submission.graded_at, Submission.gradings, Submission.run_status)
+            .where(Submission.id.in_(ids))
+            .order_by(Submission.id)
+        ).all()
+    return [row for row in rows if row.graded_at is not None]
+
+
+def test_ten_endless_loops_of_one_student_do_not_hold_anothers_verdict(
+    tmp_path, redis_server, database_url
+):
+    pipeline = Pipeline(
+        tmp_path,
+        redis_server,
+        database_url,
+        sandbox="warm",
+        lessons_dir=write_lessons(tmp_path / "lessons"),
+        lease_s=30,
+    )
+    try:
+        pipeline.start_worker(concurrency=1)
+        pipeline.student()
+        endless = [pipeline.submit(ENDLESS) for _ in range(10)]
+        deadline = time.monotonic() + scaled(30)
+        while pipeline.statuses(endless[:1])[endless[0]] != "running":
+            assert time.monotonic() < deadline, pipeline.explain(endless)
+            time.sleep(0.05)
+        pipeline.student()
+        started = time.monotonic()
+        right = pipeline.submit(SOLUTION)
+        assert pipeline.wait_until([right], "graded", scaled(10)), pipeline.explain([right])
+        waited = time.monotonic() - started
+        ahead = graded_rows(pipeline, endless)
+        assert len(ahead) <= 1, f"the right answer waited for {len(ahead)} endless loops"
+        every = [*endless, right]
+        assert pipeline.wait_until(every, "graded", scaled(240)), pipeline.explain(every)
+        rows = graded_rows(pipeline, endless)
+        assert [row.id for row in rows] == endless and all(row.gradings == 1 for row in rows)
+        assert {row.run_status for row in rows} == {"timeout"}
+        # in their turn: the student's submissions were graded in the order handed in
+        assert [row.graded_at for row in rows] == sorted(row.graded_at for row in rows)
+        counts = pipeline.counts(every)
+        assert (counts.graded, counts.lost, counts.duplicated) == (11, 0, 0)
+        print(f"the right answer's verdict came {waited:.1f} s after it was handed in")
+    finally:
+        pipeline.stop()
