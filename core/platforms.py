@@ -1,10 +1,14 @@
 """What the grader asks of a platform (a registered LMS): to take a lesson's score.
 
 The LTI Assignment and Grade Services poster implements GradePoster; tests use a fake.
+While a platform is away (down, unreachable, overloaded), its grades wait for it together:
+one pair's post probes it now and then, and the first answer releases them all
+(`probing`, `probe_wait`; the store keeps the outage, workers.syncing acts on it).
 """
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
@@ -42,6 +46,59 @@ class Posted:
 
 class ScoreRefused(GraderError):
     """The LMS refused the score as no newer than the one it holds (HTTP 409 in Moodle)."""
+
+
+class PlatformAway(GraderError):
+    """The LMS did not take the request at all: the platform is away, not this score wrong."""
+
+
+# the answers of a platform that is away rather than refusing: its web server without its
+# application (Moodle with php-fpm stopped: 502), maintenance (503), a gateway's timeout
+# (504), and throttling (429), which is about the tool's calls, not this score
+AWAY_STATUSES = frozenset({429, 502, 503, 504})
+
+# Probes of a platform that is away go 2 s, 4 s, then every 6 s apart: a grade waits at most
+# about 6 s past the LMS's return, plus its post, within the 10 s issue 27 asks; a long
+# outage costs the LMS ten requests a minute, however many grades wait.
+_PROBE_FIRST_S = 2.0
+_PROBE_EVERY_S = 6.0
+
+
+def probe_wait(probes: int) -> float:
+    """Return the wait after the `probes`-th failed request to a platform that is away."""
+    # the exponent stays small: a day's outage counts ten thousand probes, and 2.0 ** 1024
+    # overflows
+    return min(_PROBE_EVERY_S, _PROBE_FIRST_S * 2.0 ** min(max(probes - 1, 0), 8))
+
+
+@dataclass(frozen=True)
+class Outage:
+    """A platform that is away: since when, how many requests failed, and who probes next."""
+
+    since: datetime
+    probes: int
+    probe_at: datetime  # the next probe goes then (while one is posting: when its turn ends)
+    user_id: int  # the pair whose sync probes next
+    placement_id: int
+
+
+class Probe(enum.StrEnum):
+    """What a grade sync does about its platform's outage."""
+
+    POST = "post"  # no outage, or a probe is due: post (as the probe, if it takes the turn)
+    WAIT = "wait"  # this pair probes next: wait until then
+    PAUSE = "pause"  # another pair probes: wait, without a post, to be released
+
+
+def probing(
+    outage: Outage | None, user_id: int, placement_id: int, now: datetime
+) -> tuple[Probe, float]:
+    """Decide whether a pair's sync posts during its platform's outage; with the wait in s."""
+    if outage is None or outage.probe_at <= now:
+        return Probe.POST, 0.0
+    if (outage.user_id, outage.placement_id) == (user_id, placement_id):
+        return Probe.WAIT, (outage.probe_at - now).total_seconds()
+    return Probe.PAUSE, 0.0
 
 
 class GradePoster(Protocol):

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 from celery import bootsteps
 from celery.worker import WorkController
 
 from service.queue import GradeMessage, SyncMessage, send_sweep
 from service.settings import Settings
-from service.store import expiry, grades, submissions
+from service.store import expiry, grades, outages, submissions
 from service.store.database import Store
 from service.store.models import utcnow
 
@@ -35,18 +36,23 @@ class Found:
     purged: int = 0  # expired rows deleted (logins, nonces, tokens, failure counts)
 
 
+# a probe of a platform that is away comes back on time, within a second; this late, it is
+# lost (its worker died, or its message), and another goes
+PROBE_LATE = timedelta(seconds=10)
 PURGE_EVERY_S = 60.0  # expired rows are no hurry: the sweep itself runs every few seconds
 _purged_at: float | None = None  # this process's last purge (time.monotonic)
 
 
 def sweep(store: Store, settings: Settings) -> Found:
-    """Find stuck submissions and overdue syncs, marking each as enqueued now."""
+    """Find stuck submissions, overdue syncs and lost probes, marking each as enqueued now."""
     global _purged_at
     now = utcnow()
     found = Found(submissions=submissions.stuck(store, now, settings.queued_deadline_s))
     found.turns = submissions.turns_due(store, now)
     with store.session() as session:
         found.syncs = grades.due_syncs(session, now, settings.queued_deadline_s)
+        lost = outages.lost_probes(session, now, PROBE_LATE)
+        found.syncs += [message for message in lost if message not in found.syncs]
     if _purged_at is None or time.monotonic() - _purged_at >= PURGE_EVERY_S:
         found.purged = expiry.purge(store, now)
         _purged_at = time.monotonic()

@@ -14,8 +14,9 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from core.lessons import Catalog
-from core.platforms import GradePoster, ScorePost, ScoreRefused
-from service.store import grades
+from core.platforms import GradePoster, PlatformAway, Probe, ScorePost, ScoreRefused, probing
+from service.queue import SyncMessage
+from service.store import grades, outages
 from service.store.database import Store
 from service.store.models import SyncStatus, utcnow
 
@@ -38,16 +39,23 @@ class Synced(enum.StrEnum):
     RETRY = "retry"
     FAILED = "failed"  # out of attempts; the teacher sees it and may resend
     HELD = "held"  # a regraded score of the pair waits for the teacher: sent with it
-    WAIT = "wait"  # the pair's next post must wait (its turn, or the next whole second)
+    WAIT = "wait"  # the pair's next post must wait (its turn, the next second, its probe)
+    AWAY = "away"  # the LMS did not take the post: this pair probes it again, no attempt counted
+    PAUSED = "paused"  # the LMS is away and another pair probes it: released when it answers
     NOTHING_TO_DO = "nothing_to_do"
 
 
 @dataclass(frozen=True)
 class SyncResult:
-    """The outcome, and for RETRY and WAIT, when to try again."""
+    """The outcome; for RETRY, WAIT and AWAY, when to try again; and the pairs to send now.
+
+    `released`: the platform was away and this sync's post found it back: every pair that
+    waited for it is due now, and goes to the queue at once.
+    """
 
     outcome: Synced
     retry_in_s: float = 0.0
+    released: tuple[SyncMessage, ...] = ()
 
 
 def backoff(attempt: int) -> float:
@@ -71,7 +79,8 @@ def sync_grade(
     One sync of a pair posts at a time, with a timestamp strictly later, in whole seconds,
     than the last one the LMS accepted (Moodle refuses any other with a 409). A change in
     the same second as the last post waits for the next second, and every change made
-    meanwhile goes out with it, in one post of the latest score.
+    meanwhile goes out with it, in one post of the latest score. While the platform is away,
+    only the pair that probes it posts; the others pause until an answer releases them.
     """
     now = clock()
     with store.session() as session:
@@ -101,6 +110,13 @@ def sync_grade(
             reason = grades.NO_LINE_ITEM if not to_lms else "no grade poster is configured"
             grades.settle(session, ids, SyncStatus.SKIPPED, now, lesson=score, error=reason)
             return SyncResult(Synced.SKIPPED)
+        outage = outages.outage(session, found.platform_id)
+        step, wait = probing(outage, user_id, placement_id, now)
+        if step is Probe.PAUSE:
+            # one post every few seconds tells when the LMS is back, not one per grade
+            return SyncResult(Synced.PAUSED)
+        if step is Probe.WAIT:
+            return SyncResult(Synced.WAIT, retry_in_s=wait)
         held = grades.holds(session, placement_id, user_id)
         if held.posting_until is not None and held.posting_until > now:
             # another sync of the pair is posting: look again when it should have ended
@@ -112,6 +128,12 @@ def sync_grade(
             return SyncResult(Synced.WAIT, retry_in_s=(stamp - now).total_seconds() + 0.05)
         if not grades.take_turn(session, placement_id, user_id, now, now + _TURN):
             return SyncResult(Synced.WAIT, retry_in_s=0.5)
+        pair = SyncMessage(user_id, placement_id)
+        if outage is not None and not outages.take_probe(
+            session, found.platform_id, pair, now, now + _TURN
+        ):
+            grades.end_turn(session, placement_id, user_id)  # another sync probes it now
+            return SyncResult(Synced.PAUSED)
         pending_run = grades.in_flight(session, placement_id, user_id)
         post = ScorePost(
             found.platform_id,
@@ -140,6 +162,11 @@ def sync_grade(
             posted = poster.post(post)
     except Exception as exc:  # noqa: BLE001  whatever broke, the outbox row says so
         error = f"{type(exc).__name__}: {exc}"
+        if isinstance(exc, PlatformAway):
+            log.warning(
+                "sync of user %s on placement %s: the LMS is away: %s", user_id, placement_id, error
+            )
+            return _away(store, found, pair, error, clock())
         log.warning(
             "sync of user %s on placement %s failed (attempt %d of %d): %s",
             user_id, placement_id, found.attempts + 1, max_attempts, error,
@@ -152,7 +179,8 @@ def sync_grade(
             session, ids, SyncStatus.SENT, clock(), lesson=score, response=posted.response
         )
         grades.end_turn(session, placement_id, user_id, accepted=score, at=post.timestamp)
-    return SyncResult(Synced.SENT)
+        released = outages.end(session, found.platform_id, clock())  # it answers: it is back
+    return SyncResult(Synced.SENT, released=tuple(released))
 
 
 def next_stamp(last: datetime | None, now: datetime) -> datetime:
@@ -183,10 +211,25 @@ def _failed(
     ids = found.sync_ids
     with store.session() as session:
         grades.end_turn(session, found.placement.id, user_id)
+        # a refusal is an answer: a platform that was away is back for the others (and one
+        # that is not, if this failure never reached it, costs a post per pool process)
+        released = tuple(outages.end(session, found.platform_id, now))
         if attempt >= max_attempts:
             grades.settle(session, ids, SyncStatus.FAILED, now, error=error)
-            return SyncResult(Synced.FAILED)
+            return SyncResult(Synced.FAILED, released=released)
         delay = backoff(attempt)
         retry_at = now + timedelta(seconds=delay)
         grades.settle(session, ids, SyncStatus.PENDING, now, error=error, retry_at=retry_at)
-    return SyncResult(Synced.RETRY, retry_in_s=delay)
+    return SyncResult(Synced.RETRY, retry_in_s=delay, released=released)
+
+
+def _away(
+    store: Store, found: grades.Pending, pair: SyncMessage, error: str, now: datetime
+) -> SyncResult:
+    with store.session() as session:
+        grades.end_turn(session, pair.placement_id, pair.user_id)
+        probe_at = outages.down(session, found.platform_id, pair, now, error)
+        # not an attempt: an outage is the platform's, and a long one must not fail grades
+        # that a teacher then has to send again
+        grades.postpone(session, found.sync_ids, now, error, probe_at)
+    return SyncResult(Synced.AWAY, retry_in_s=(probe_at - now).total_seconds())

@@ -83,7 +83,9 @@ def sync_grade(self: Task, user_id: int, placement_id: int) -> str:
         )
     except DBAPIError as exc:
         _retry(self, backoff(self.request.retries + 1), exc)
-    if result.outcome in (Synced.RETRY, Synced.WAIT):
+    for message in result.released:  # the LMS is back: what waited for it goes now
+        send_sync(self.app, message)
+    if result.outcome in (Synced.RETRY, Synced.WAIT, Synced.AWAY):
         _retry(self, result.retry_in_s)
     return result.outcome.value
 

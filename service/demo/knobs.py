@@ -1,4 +1,4 @@
-"""Failure switches, so tests can watch the tool retry an LMS that errs or hangs."""
+"""Failure switches, so tests can watch the tool retry an LMS that errs, hangs or is down."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ class Knobs:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._plans: dict[str, _Failure] = {}
+        self._down: tuple[float, int] | None = None  # (until, on time.monotonic; status)
         self.hits: Counter[str] = Counter()
 
     def fail(
@@ -46,16 +47,27 @@ class Knobs:
         with self._lock:
             self._plans[target] = _Failure(times, mode, delay_s, status)
 
+    def down_for(self, seconds: float, status: int = 502) -> None:
+        """Answer every request to every target `status` for the next `seconds`: a Moodle
+        whose PHP is stopped, behind its web server (502), or in maintenance (503)."""
+        if not 500 <= status <= 599:
+            raise ValueError(f"a platform that is down answers 5xx, not {status}")
+        with self._lock:
+            self._down = (time.monotonic() + float(seconds), status)
+
     def reset(self) -> None:
-        """Cancel every planned failure and zero the counters."""
+        """Cancel every planned failure and outage, and zero the counters."""
         with self._lock:
             self._plans.clear()
+            self._down = None
             self.hits.clear()
 
     def take(self, target: str) -> tuple[int, str] | None:
         """Count a request to `target`; return (status, message) if it must fail this time."""
         with self._lock:
             self.hits[target] += 1
+            if self._down is not None and time.monotonic() < self._down[0]:
+                return self._down[1], f"demo platform: down ({target})"
             plan = self._plans.get(target)
             if plan is None or plan.remaining <= 0:
                 return None

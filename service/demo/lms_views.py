@@ -193,9 +193,12 @@ def register_views(bp: Blueprint, platform: DemoPlatform) -> None:
         else:
             fields = body()
             if not isinstance(fields, dict):
-                raise DemoError(400, "send target, times, mode, delay_s as JSON")
+                raise DemoError(400, "send target, times, mode, delay_s (or down_s) as JSON")
             try:
-                platform.fail(**fields)
+                if "down_s" in fields:  # {"down_s": 30, "status": 502}: down for a while
+                    platform.down_for(fields.pop("down_s"), **fields)
+                else:
+                    platform.fail(**fields)
             except (TypeError, ValueError) as exc:
                 raise DemoError(400, str(exc)) from exc
         return jsonify({"hits": dict(platform.knobs.hits)})

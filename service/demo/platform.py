@@ -239,3 +239,7 @@ class DemoPlatform:
     ) -> None:
         """Make the next `times` requests to 'token', 'ags' or 'nrps' fail (`status`) or hang."""
         self.knobs.fail(target, times, mode, delay_s, status)
+
+    def down_for(self, seconds: float, status: int = 502) -> None:
+        """Answer every request of the tool's (token, AGS, NRPS) `status` for `seconds`."""
+        self.knobs.down_for(seconds, status)

@@ -4,7 +4,9 @@ Implements core.platforms.GradePoster. Scores go through pylti1p3's AGS service 
 LineItem and score URL handling, which keeps Moodle's `?type_id=N` query intact) over our
 CachingConnector (shared access tokens, timeouts). Timestamps go in whole seconds, the
 resolution Moodle compares them at; a 409 (a timestamp no later than the LMS's own) raises
-ScoreRefused, which workers.syncing answers with one re-post a second later.
+ScoreRefused, which workers.syncing answers with one re-post a second later; a platform that
+does not take the request at all (service.lti.services.away) raises PlatformAway, which
+makes its grades wait for it together.
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ from pylti1p3.grade import Grade
 from pylti1p3.lineitem import LineItem
 
 from core.errors import GraderError
-from core.platforms import Posted, ScorePost, ScoreRefused
-from service.lti.services import AGS_SCOPES, CachingConnector, describe
+from core.platforms import PlatformAway, Posted, ScorePost, ScoreRefused
+from service.lti.services import AGS_SCOPES, CachingConnector, away, describe
 from service.store import platform_rows
 from service.store.models import Platform
 
@@ -67,6 +69,8 @@ class AgsPoster:
         why = describe(exc)
         if "401" in why:
             self._lti.tokens.forget(platform.id)
+        if away(exc):
+            raise PlatformAway(f"the LMS did not take the score: {why}") from exc
         raise GraderError(f"the LMS refused the score: {why}") from exc
 
     def _create_line_item(self, service: AssignmentsGradesService, post: ScorePost) -> str:

@@ -22,9 +22,10 @@ from pylti1p3.registration import Registration
 from pylti1p3.service_connector import ServiceConnector
 
 from core.errors import GraderError
+from core.platforms import AWAY_STATUSES
 from service.lti.keys import SigningKey
 from service.lti.words import _l
-from service.outbound import Fault, Unreadable, document, explain, status_of
+from service.outbound import Fault, Unreadable, document, explain, status_of, unanswered
 
 SCOPE_LINEITEM = "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem"
 SCOPE_SCORE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
@@ -157,6 +158,17 @@ def describe(exc: Exception) -> str:
         return str(exc)[:300]
     log.warning("platform call failed: %.500r", exc)
     return f"the LMS's answer is not what the tool expects ({type(exc).__name__})"
+
+
+def away(exc: Exception) -> bool:
+    """Return whether a failed platform call says the platform is away, not refusing it.
+
+    Away: no answer (service.outbound.unanswered), or an answer of AWAY_STATUSES, a token
+    request's too. Any other status, or an answer the tool cannot read, is about this call.
+    """
+    if isinstance(exc, LtiServiceException):
+        return exc.response.status_code in AWAY_STATUSES
+    return unanswered(exc)
 
 
 def unreadable(what: str, fault: Fault) -> str:

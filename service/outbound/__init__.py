@@ -10,6 +10,7 @@ from service.outbound.refusals import (
     Unreadable,
     explain,
     status_of,
+    unanswered,
 )
 
 __all__ = [
@@ -26,4 +27,5 @@ __all__ = [
     "explain",
     "loopback",
     "status_of",
+    "unanswered",
 ]

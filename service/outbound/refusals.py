@@ -81,6 +81,20 @@ def status_of(response: requests.Response) -> str:
         return f"HTTP {code}"
 
 
+def unanswered(exc: BaseException) -> bool:
+    """Return whether a request failed for want of an answer: the connection was refused or
+    cut, or nothing came in time. Not a refusal of ours, a TLS failure or a name that does
+    not resolve: those are about the request (or its configuration), not a server away."""
+    if isinstance(exc, OutboundError):
+        return exc.reason is Reason.LATE
+    if isinstance(exc, requests.exceptions.SSLError):
+        return False
+    if isinstance(exc, requests.ConnectionError):
+        cause = exc.args[0] if exc.args else None
+        return not isinstance(getattr(cause, "reason", None), NameResolutionError)
+    return isinstance(exc, requests.Timeout)
+
+
 def explain(exc: BaseException) -> str:
     """Return why an outbound request failed, in a few words of ours, fit for any page."""
     if isinstance(exc, OutboundError | Unreadable):

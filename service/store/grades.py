@@ -472,6 +472,19 @@ def settle(
     )
 
 
+def postpone(
+    session: Session, sync_ids: tuple[int, ...], now: datetime, error: str, due: datetime
+) -> None:
+    """Keep syncs pending until `due` after a failure that was the platform's (it is away):
+    the error is kept, and no attempt is counted."""
+    changed(
+        session,
+        update(GradeSync)
+        .where(GradeSync.id.in_(sync_ids), GradeSync.status == SyncStatus.PENDING)
+        .values(updated_at=now, next_attempt_at=due, last_error=error[:2000]),
+    )
+
+
 def due_syncs(session: Session, now: datetime, grace_s: int, limit: int = 500) -> list[SyncMessage]:
     """Take the (user, placement) pairs with a pending sync `grace_s` past its due time.
 

@@ -309,6 +309,27 @@ class GradeSync(Base):
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
+class PlatformOutage(Base):
+    """A platform that is away (down, unreachable, overloaded): one row while the outage lasts.
+
+    Its waiting grade syncs do not post: one pair's sync probes it every few seconds
+    (core.platforms.probe_wait), and the first answer ends the outage and releases them all
+    (service.store.outages, workers.syncing).
+    """
+
+    __tablename__ = "platform_outages"
+    platform_id: Mapped[int] = mapped_column(
+        ForeignKey("platforms.id", ondelete="CASCADE"), primary_key=True
+    )
+    since: Mapped[datetime] = mapped_column(default=utcnow)
+    probes: Mapped[int] = mapped_column(Integer, default=1)  # requests failed since
+    probe_at: Mapped[datetime]  # the next probe goes then (while one posts: its turn's end)
+    # the pair whose sync probes next
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    placement_id: Mapped[int] = mapped_column(ForeignKey("placements.id", ondelete="CASCADE"))
+    last_error: Mapped[str | None]
+
+
 class Membership(Base):
     """A user's place in a course: from their launches, and from the LMS roster (NRPS)."""
 

@@ -18,6 +18,7 @@ from service.store.models import Submission, User
 from tests.factories import submission
 from tests.pipeline import SOLUTION, Pipeline
 from tests.servers import PostgresCluster, WorkerProcess
+from tests.slowness import scaled
 
 pytestmark = [pytest.mark.celery, pytest.mark.slow]
 
@@ -112,6 +113,80 @@ def test_a_sync_that_meets_an_lms_503_succeeds_on_its_retry(tmp_path, redis_serv
         assert lms.platform.knobs.hits["ags"] >= 2  # the refused post, then the retried one
         with lms.store.session() as session:
             assert session.scalar(select(User.sub)) == lms.platform.user_sub("ali")
+        assert refusals(worker.log) == []
+    finally:
+        browser.close()
+        worker.stop()
+        lms.demo.stop()
+        tool_server.stop()
+        lms.store.dispose()
+
+
+OUTAGE_S = 30.0
+STAGGER_S = 2.0  # one answer every two seconds, from the outage's start
+
+
+def test_grades_waiting_for_an_lms_that_was_down_land_within_10_s_of_its_return(
+    tmp_path, redis_server
+):
+    """Issue 27.4: a Moodle whose PHP was stopped 30 s got its grade 35 s after it was back.
+
+    Six grades (three students on two links) come in while the LMS answers 502 to every
+    request, as Moodle's web server does with its PHP stopped; once it answers again, every
+    one lands within 10 s, once, and the LMS saw a few requests while it was down, not a
+    post per grade per backoff step.
+    """
+    from tests.service.lti.conftest import make_lms
+    from tests.service.lti.test_flows import signed_in_headers
+
+    lms, tool_server = make_lms(tmp_path, settings_changes={"redis_url": redis_server.url})
+    worker = WorkerProcess(Pipeline.env_of(lms.app.config["SETTINGS"]), tmp_path / "worker.log")
+    browser = requests.Session()
+    try:
+        worker.start(concurrency=2)
+        links = [lms.link(title=f"Lesson {n}") for n in (1, 2)]
+        pairs = [
+            (who, link, *signed_in_headers(browser, lms, who, link))
+            for link in links
+            for who in ("ali", "berna", "can")
+        ]
+        worker.wait_ready()
+        lms.platform.down_for(OUTAGE_S)
+        down_at, hits_before = time.monotonic(), sum(lms.platform.knobs.hits.values())
+        for n, (_, _, headers, placement_id) in enumerate(pairs):
+            time.sleep(max(0.0, down_at + n * STAGGER_S - time.monotonic()))
+            answered = browser.post(
+                f"{lms.tool_url}/api/placements/{placement_id}/answers",
+                json={"question_id": "weighted-average", "answer": "@"},
+                headers=headers,
+                timeout=10,
+            )
+            assert answered.status_code == 201, answered.text
+        time.sleep(max(0.0, down_at + OUTAGE_S - time.monotonic()))
+        back_at = time.time()
+        while_down = sum(lms.platform.knobs.hits.values()) - hits_before
+
+        def landed():
+            return {
+                (score.user_id, score.lineitem_id): score
+                for score in lms.platform.scores()
+                if score.applied
+            }
+
+        wanted = {
+            (lms.platform.user_sub(who), lms.platform.lineitems_of(link)[0].id)
+            for who, link, _, _ in pairs
+        }
+        wait_for(lambda: set(landed()) >= wanted, "every grade in the LMS", scaled(60))
+        after = sorted(landed()[pair].received_at - back_at for pair in wanted)
+        print(f"landed {after[0]:.1f} to {after[-1]:.1f} s after the LMS was back; "
+              f"{while_down} requests while it was down")  # fmt: skip
+        assert after[-1] <= scaled(10), f"the last grade landed {after[-1]:.1f} s after"
+        applied = [(s.user_id, s.lineitem_id) for s in lms.platform.scores() if s.applied]
+        assert sorted(applied) == sorted(wanted)  # each grade once
+        # a probe every few seconds (2, 4, then 6 s apart) and the posts in flight as it
+        # began: not one post per grade per backoff step (18 before this, for six grades)
+        assert while_down <= 12, f"{while_down} requests while the LMS was down"
         assert refusals(worker.log) == []
     finally:
         browser.close()

@@ -1,17 +1,18 @@
-from dataclasses import dataclass, field
-from datetime import timedelta
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
 
 import pytest
 from sqlalchemy import select
 
 from core.errors import GraderError
 from core.lesson_scores import LessonScore
-from core.platforms import Posted, ScorePost, ScoreRefused
-from service.store import grades
+from core.platforms import PlatformAway, Posted, ScorePost, ScoreRefused
+from service.store import grades, outages
 from service.store.database import Store
 from service.store.migrate import upgrade
 from service.store.models import Grade, GradeSync, QuestionAnswer, SyncStatus, utcnow
-from tests.factories import place, submission
+from tests.factories import add_student, place, submission
+from workers.sweep import PROBE_LATE
 from workers.syncing import Synced, backoff, next_stamp, sync_grade
 
 LINE_ITEM = "https://lms.example/courses/1/line_items/7"
@@ -313,3 +314,121 @@ def test_next_stamp_is_whole_seconds_after_the_last_accepted(clock):
     assert next_stamp(second - timedelta(seconds=5), now) == second
     assert next_stamp(second, now) == second + timedelta(seconds=1)
     assert next_stamp(second + timedelta(seconds=9), now) == second + timedelta(seconds=10)
+
+
+@dataclass
+class AwayPoster:
+    """An LMS that refuses every connection until `back`, on the test's clock."""
+
+    clock: Clock
+    back: datetime
+    refuse: set = field(default_factory=set)  # user subs whose score it refuses (a 4xx)
+    posts: list = field(default_factory=list)  # (time, user sub)
+
+    def post(self, score_post):
+        self.posts.append((self.clock(), score_post.user_sub))
+        if self.clock() < self.back:
+            raise PlatformAway("the LMS did not take the score: the connection failed")
+        if score_post.user_sub in self.refuse:
+            raise GraderError("the LMS refused the score: HTTP 404 Not Found")
+        return Posted('{"status": 200}', score_post.line_item_url)
+
+
+def waiting_students(store, count):
+    """`count` students of one placement (one platform), each with a change to post."""
+    placed = place(store, line_item_url=LINE_ITEM)
+    pairs = [placed] + [
+        replace(placed, user_id=add_student(store, placed, f"student-{n}"))
+        for n in range(2, count + 1)
+    ]
+    for pair in pairs:
+        answer(store, pair, "why-scale", utcnow())
+    return pairs
+
+
+class Worker:
+    """The syncs run as a worker runs them, on the test's clock: each task at the time it
+    asked for (a broker wait at most 5 s, workers.tasks.wait_s), the pairs a post released
+    at once, and a sweep every 2 s."""
+
+    def __init__(self, store, catalog, poster, clock, pairs, attempts=3):
+        self.store, self.catalog, self.poster, self.clock = store, catalog, poster, clock
+        self.attempts = attempts
+        self.due = [(clock(), pair.user_id, pair.placement_id) for pair in pairs]
+        self.next_sweep = clock()
+
+    def run(self, until):
+        """Run every task and sweep due before `until`."""
+        while True:
+            self.due.sort()
+            task_at = self.due[0][0] if self.due else until
+            if self.next_sweep < until and self.next_sweep <= task_at:
+                self.clock.now = max(self.clock.now, self.next_sweep)
+                self.sweep()
+                continue
+            if task_at >= until:
+                return
+            at, user_id, placement_id = self.due.pop(0)
+            self.clock.now = max(self.clock.now, at)
+            result = sync_grade(
+                self.store, self.catalog, self.poster, user_id, placement_id, self.attempts,
+                clock=self.clock, sleep=self.clock.sleep,
+            )  # fmt: skip
+            if result.outcome in (Synced.RETRY, Synced.WAIT, Synced.AWAY):
+                wait = timedelta(seconds=min(result.retry_in_s, 5.0))
+                self.due.append((self.clock.now + wait, user_id, placement_id))
+            self.due += [(self.clock.now, m.user_id, m.placement_id) for m in result.released]
+
+    def sweep(self):
+        with self.store.session() as session:
+            found = grades.due_syncs(session, self.clock.now, 300)
+            found += outages.lost_probes(session, self.clock.now, PROBE_LATE)
+        self.due += [(self.clock.now, m.user_id, m.placement_id) for m in found]
+        self.next_sweep += timedelta(seconds=2)
+
+
+def test_a_long_outage_is_probed_every_few_seconds_and_costs_no_attempts(store, catalog, clock):
+    """Fifteen minutes of an LMS that refuses connections, with 20 grades waiting: a probe
+    every 6 s at most, never more often, no sync FAILED, and all land once it is back.
+
+    Today's backoff (5 s doubling, 8 attempts: the default CODEBLANKS_SYNC_ATTEMPTS) posted
+    each grade on its own and failed all of them after ten and a half minutes.
+    """
+    pairs = waiting_students(store, 20)
+    back = clock() + timedelta(minutes=15)
+    poster = AwayPoster(clock, back)
+    worker = Worker(store, catalog, poster, clock, pairs, attempts=8)
+    worker.run(until=back - timedelta(seconds=1))
+    rows = syncs(store)
+    assert {row.status for row in rows} == {SyncStatus.PENDING}
+    assert max(row.attempts for row in rows) == 0
+    assert "connection failed" in rows[0].last_error
+    tries = [at for at, _ in poster.posts]
+    gaps = [(b - a).total_seconds() for a, b in zip(tries, tries[1:], strict=False)]
+    # the first post, then 2, 4, and 6 s apart: ten a minute for every grade together
+    assert min(gaps) >= 2.0 - 0.01 and max(gaps) <= 6.0 + 0.01, (min(gaps), max(gaps))
+    assert len(tries) <= 15 * 60 / 6 + 5, len(tries)
+    worker.run(until=back + timedelta(minutes=1))
+    landed = [at for at, _ in poster.posts if at >= back]
+    assert len(landed) == len(pairs)  # each grade once
+    assert max(landed) - back <= timedelta(seconds=6.1), max(landed) - back
+    assert {row.status for row in syncs(store)} == {SyncStatus.SENT}
+
+
+def test_a_refused_score_during_an_outage_counts_and_ends_it(store, catalog, clock):
+    """A 4xx is an answer: the platform is back for the others, and the refused score
+    counts an attempt against its own sync, as before."""
+    pairs = waiting_students(store, 3)
+    refused = pairs[0]
+    poster = AwayPoster(clock, clock() + timedelta(seconds=30), refuse={"student-1"})
+    worker = Worker(store, catalog, poster, clock, pairs)
+    worker.run(until=clock() + timedelta(seconds=29))
+    assert len(poster.posts) <= 2 + 30 / 2  # probes only
+    worker.run(until=clock() + timedelta(seconds=8))
+    by_user = {row.user_id: row for row in syncs(store)}
+    assert by_user[refused.user_id].status == SyncStatus.PENDING
+    assert by_user[refused.user_id].attempts >= 1
+    assert "404" in by_user[refused.user_id].last_error
+    assert {by_user[p.user_id].status for p in pairs[1:]} == {SyncStatus.SENT}
+    with store.session() as session:
+        assert outages.outage(session, refused.platform_id) is None

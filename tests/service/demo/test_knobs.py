@@ -1,6 +1,7 @@
 """Failure switches: the token and AGS/NRPS endpoints fail or hang on demand."""
 
 import json
+import time
 
 import pytest
 import requests
@@ -51,3 +52,28 @@ def test_failure_knobs_over_http(demo: DemoServer, tool: FakeTool, registered: T
     assert requests.delete(knobs, timeout=5).json() == {"hits": {}}
     bad = requests.post(knobs, json={"target": "everything"}, timeout=5)
     assert bad.status_code == 400 and "unknown failure target" in bad.text
+
+
+def test_the_platform_can_be_down_for_a_while_then_answer_again(
+    demo: DemoServer, tool: FakeTool, registered: Tool
+) -> None:
+    """As Moodle behind its web server with PHP stopped: 502 to every call, then back."""
+    demo.platform.knobs.reset()
+    knobs = demo.config.url("/admin/knobs")
+    assert requests.post(knobs, json={"down_s": 0.5, "status": 502}, timeout=5).status_code == 200
+
+    def token_status() -> int:
+        claims = tool.assertion_claims(demo.platform.token_url)
+        request = tool.token_request(demo.platform.token_url, ALL_AGS, tool.sign(claims))
+        return request.status_code
+
+    url = demo.platform.memberships_url("demo-course-1")
+    assert token_status() == 502
+    assert requests.get(url, timeout=5).status_code == 502  # before any check of its own
+    time.sleep(0.6)
+    assert token_status() == 200
+    assert demo.platform.knobs.hits["token"] == 2
+    for wrong in ({"down_s": 5, "status": 404}, {"down_s": "soon"}, {"down_s": 5, "mode": "x"}):
+        bad = requests.post(knobs, json=wrong, timeout=5)
+        assert bad.status_code == 400, (wrong, bad.text)
+    demo.platform.knobs.reset()

@@ -12,7 +12,7 @@ from service.demo.browser import parse_form, run_launch
 from service.lti import registration
 from service.lti.ags import AgsPoster
 from service.lti.roster import sync_roster
-from service.store.models import Course, Membership, Placement, Platform, User, utcnow
+from service.store.models import Course, GradeSync, Membership, Placement, Platform, User, utcnow
 from workers.syncing import Synced, sync_grade
 
 SEED = "expert/what-is-attention"
@@ -233,8 +233,11 @@ def test_service_tokens_are_cached_and_lms_outages_retry(lms, browser):
     lms.platform.fail("ags", times=1, status=503)
     answer(lms, headers, placement_id, "concepts", {})
     failed = sync_as_the_task_would(lms, poster, user_id, placement_id)
-    assert failed.outcome is Synced.RETRY
+    assert failed.outcome is Synced.AWAY  # the platform's outage: it probes again in 2 s
     assert sync_as_the_task_would(lms, poster, user_id, placement_id).outcome is Synced.SENT
+    with lms.store.session() as session:
+        last = session.scalars(select(GradeSync).order_by(GradeSync.id.desc())).first()
+        assert (last.status, last.attempts) == ("sent", 1)  # the outage counted no attempt
     assert lms.platform.scores(user="ali")[-1].body["scoreGiven"] == 2.0
 
 

@@ -2,6 +2,7 @@
 
 import logging
 import threading
+import time
 from dataclasses import replace
 from urllib.parse import urlsplit
 
@@ -26,6 +27,8 @@ def lms():
     @Request.application
     def app(request):
         status = int(request.args.get("status", "409"))
+        if request.args.get("slow"):  # an LMS that takes the connection and never answers
+            time.sleep(2)
         if request.args.get("deep"):  # a token answer nested deeper than Python recurses
             return Response("[" * 100_000, content_type="application/json")
         return Response(SECRET, status=status)
@@ -97,3 +100,46 @@ def test_no_failure_is_described_in_the_lmss_words(error, caplog):
         words = describe(error)
     assert "upstream-secret" not in words.lower() and words
     assert "upstream-secret" in caplog.text.lower()  # for whoever runs the tool
+
+
+@pytest.mark.parametrize(
+    ("where", "is_away"),
+    [
+        # the LMS's web server without its PHP (Moodle with php-fpm stopped), maintenance,
+        # a gateway's timeout, throttling: the platform is away, not this request wrong
+        ("status=502", True),
+        ("status=503", True),
+        ("status=504", True),
+        ("status=429", True),
+        # answers: a refusal of this request counts against it, as before
+        ("status=400", False),
+        ("status=401", False),
+        ("status=404", False),
+        ("status=422", False),
+        ("status=500", False),
+        ("refused", True),  # nothing listens on the port: the connection is refused
+        ("late", True),  # no answer within the outbound deadline
+        ("not allowed", False),  # the address rule's refusal: ours, about the configuration
+    ],
+)
+def test_a_failed_platform_call_tells_an_lms_that_is_away_from_a_refusal(
+    lms, tmp_path, where, is_away
+):
+    from service.lti.services import away
+    from tests.servers import free_port
+
+    url, allow, deadline = f"{lms}/token?{where}", urlsplit(lms).netloc, 10.0
+    if where == "refused":
+        url = f"http://127.0.0.1:{free_port()}/token"
+        allow = "127.0.0.1"
+    elif where == "late":
+        url, deadline = f"{lms}/token?slow=1", 0.3
+    elif where == "not allowed":
+        allow = "127.0.0.9"
+    access = PlatformAccess(
+        1, "https://lms.example.org", "client-1", url, KeyRing(tmp_path / "keys").current()
+    )
+    client = Client(Policy(Allowed.parse(allow), deadline_s=deadline))
+    with pytest.raises(Exception) as info:  # noqa: PT011  what it raises is the question
+        CachingConnector(access, TokenCache(), client).get_access_token(["scope"])
+    assert away(info.value) is is_away, repr(info.value)

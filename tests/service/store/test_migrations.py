@@ -27,6 +27,7 @@ TABLES = {
     "regrade_scores",
     "registration_tokens",
     "login_failures",
+    "platform_outages",
     "alembic_version",
 }
 

@@ -1,0 +1,112 @@
+"""How soon grades that waited for an LMS that was down land once it answers again.
+
+Usage: .venv/bin/python benchmarks/outage.py [--grades N] [--outage-s S] [--json]
+
+A real tool (its web app on a port of its own), a real redis-server, one `codeblanks worker`
+(two pool processes) and the demo LMS in another thread. The demo LMS goes down (502 to
+every call, as Moodle's web server does with its PHP stopped) for S seconds; N grades (the
+demo's three students on N/3 links, one right answer each) come in meanwhile. Printed: the
+requests the LMS got while down, and the time from its return to each grade in its
+gradebook (p50, max). Issue 27.4 asks for every grade within 10 s, with a few requests a
+minute while it is down.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import requests
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tests.pipeline import Pipeline  # noqa: E402
+from tests.servers import RedisServer, WorkerProcess  # noqa: E402
+from tests.service.lti.conftest import make_lms  # noqa: E402
+from tests.service.lti.test_flows import signed_in_headers  # noqa: E402
+
+STUDENTS = ("ali", "berna", "can")
+LANDED_WITHIN_S = 300.0  # give up waiting then (today's backoff reaches minutes)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--grades", type=int, default=200)
+    parser.add_argument("--outage-s", type=float, default=30.0)
+    parser.add_argument("--json", action="store_true", help="end with one JSON line")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        figures = measure(Path(tmp), args.grades, args.outage_s)
+    print(f"grades waiting           {figures['grades']}")
+    print(f"outage                   {figures['outage_s']:g} s (502 to every request)")
+    print(f"requests while down      {figures['requests_while_down']}")
+    print(f"landed after its return  p50 {figures['p50_s']} s, max {figures['max_s']} s")
+    print(f"not landed in {LANDED_WITHIN_S:g} s     {figures['missing']}")
+    if args.json:
+        print(json.dumps(figures))
+    return 0
+
+
+def measure(tmp: Path, grades: int, outage_s: float) -> dict[str, object]:
+    """Run one outage with `grades` waiting; return the figures."""
+    redis = RedisServer(tmp)
+    redis.start()
+    lms, tool_server = make_lms(tmp, settings_changes={"redis_url": redis.url})
+    worker = WorkerProcess(Pipeline.env_of(lms.app.config["SETTINGS"]), tmp / "worker.log")
+    browser = requests.Session()
+    try:
+        worker.start(concurrency=2)
+        links = [lms.link(title=f"Lesson {n}") for n in range(math.ceil(grades / 3))]
+        pairs = [(who, link) for link in links for who in STUDENTS][:grades]
+        signed = [(who, link, *signed_in_headers(browser, lms, who, link)) for who, link in pairs]
+        worker.wait_ready()
+        platform = lms.platform
+        platform.down_for(outage_s)
+        down_at, hits_before = time.monotonic(), sum(platform.knobs.hits.values())
+        for _, _, headers, placement_id in signed:
+            answered = browser.post(
+                f"{lms.tool_url}/api/placements/{placement_id}/answers",
+                json={"question_id": "weighted-average", "answer": "@"},
+                headers=headers,
+                timeout=30,
+            )
+            answered.raise_for_status()
+        time.sleep(max(0.0, down_at + outage_s - time.monotonic()))
+        back_at = time.time()
+        while_down = sum(platform.knobs.hits.values()) - hits_before
+        items = {link.id: platform.lineitems_of(link)[0].id for link in links}
+        wanted = {(platform.user_sub(who), items[link.id]) for who, link in pairs}
+        landed: dict[tuple[str, int], float] = {}
+        while len(landed) < len(wanted) and time.time() < back_at + LANDED_WITHIN_S:
+            for score in platform.scores():
+                key = (score.user_id, score.lineitem_id)
+                if score.applied and key in wanted and key not in landed:
+                    landed[key] = score.received_at - back_at
+            time.sleep(0.2)
+    finally:
+        browser.close()
+        worker.stop()
+        lms.demo.stop()
+        tool_server.stop()
+        lms.store.dispose()
+        redis.stop()
+    after = sorted(landed.values())
+    return {
+        "grades": grades,
+        "outage_s": outage_s,
+        "requests_while_down": while_down,
+        "p50_s": round(statistics.median(after), 2) if after else None,
+        "max_s": round(after[-1], 2) if after else None,
+        "missing": len(wanted) - len(landed),
+    }
+
+
+if __name__ == "__main__":
+    sys.exit(main())
