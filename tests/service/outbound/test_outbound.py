@@ -23,6 +23,7 @@ from werkzeug.wrappers import Request, Response
 
 from service.outbound import Allowed, Client, OutboundError, Policy, Reason, check_url, loopback
 from service.outbound.addresses import kind
+from tests.service.outbound.raw_server import listen
 
 SECRET = "internal-service-answer-7f3a"
 
@@ -223,7 +224,6 @@ def test_an_oversized_answer_is_cut_and_not_shown(server, path):
 
 def trickle(head, every_s):
     """A server that answers `head`, then one more byte every `every_s` seconds."""
-    listener = socket.create_server(("127.0.0.1", 0))
     stop = threading.Event()
 
     def serve(conn):
@@ -236,15 +236,7 @@ def trickle(head, every_s):
                 except OSError:
                     return
 
-    def accept():
-        while True:
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                return
-            threading.Thread(target=serve, args=(conn,), daemon=True).start()
-
-    threading.Thread(target=accept, daemon=True).start()
+    listener = listen(serve)
     yield f"127.0.0.1:{listener.getsockname()[1]}"
     stop.set()
     listener.close()

@@ -4,7 +4,6 @@ word of an answer (reason phrase, body, header, redirect target) in an error's m
 import json
 import logging
 import socket
-import threading
 import time
 
 import pytest
@@ -24,6 +23,7 @@ from service.outbound import (
     explain,
 )
 from service.outbound.reading import MAX_DEPTH, MAX_HEAD_BYTES, parse
+from tests.service.outbound.raw_server import listen
 
 SECRET_PHRASE = "UPSTREAM-SECRET internal=10.0.0.5"
 HEADER = b"X-Filler: " + b"a" * 60_000 + b"\r\n"  # 60 KB, under http.client's 64 KiB a line
@@ -35,8 +35,7 @@ def client(netloc, deadline_s=5.0):
 
 def raw_server(answer):
     """A server that reads a request, then lets `answer(conn, state)` write; notes how far."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    state = {"netloc": f"127.0.0.1:{listener.getsockname()[1]}", "sent": 0, "cut": False}
+    state = {"sent": 0, "cut": False}
 
     def serve(conn):
         with conn:
@@ -46,15 +45,8 @@ def raw_server(answer):
             except OSError:
                 state["cut"] = True  # the client closed the connection on us
 
-    def accept():
-        while True:
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                return
-            threading.Thread(target=serve, args=(conn,), daemon=True).start()
-
-    threading.Thread(target=accept, daemon=True).start()
+    listener = listen(serve)
+    state["netloc"] = f"127.0.0.1:{listener.getsockname()[1]}"
     return state, listener
 
 
