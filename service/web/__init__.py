@@ -11,6 +11,11 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from flask import Flask
 
+# JSON escapes can make 64 KiB of code several times longer on the wire; the API checks the
+# code's own size. `codeblanks serve` refuses a larger body before the app sees it
+# (service/web/buffering.py), and so does the compose file's proxy (docker/proxy.conf)
+MAX_BODY = 1024 * 1024
+
 
 def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     """Build the tool: settings, secret key, store, catalog, queue, blueprints.
@@ -28,9 +33,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     app.config.from_mapping(
         SETTINGS=settings,
         SECRET_KEY=secret_key(settings.instance_dir),
-        # JSON escapes can make 64 KiB of code several times longer on the wire; the API
-        # checks the code's own size
-        MAX_CONTENT_LENGTH=1024 * 1024,
+        MAX_CONTENT_LENGTH=MAX_BODY,
         MIGRATE_ON_START=True,
         PERMANENT_SESSION_LIFETIME=timedelta(hours=8),
         # a token in a URL (service.web.auth): long enough to follow a link of a page loaded
