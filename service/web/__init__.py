@@ -57,7 +57,7 @@ def register_extensions(app: Flask) -> None:
     from core.lessons import load_catalog
     from service.queue.broker import make_celery
     from service.store import Store, upgrade
-    from service.web import auth, headers, i18n, rendering
+    from service.web import auth, headers, i18n, proxies, rendering
     from service.web.lms import launch_pages
     from service.web.ops import request_ids
 
@@ -74,6 +74,7 @@ def register_extensions(app: Flask) -> None:
     i18n.init_app(app)
     rendering.init_app(app)
     launch_pages.init_app(app)
+    proxies.init_app(app)
     if settings.demo:
         from service.dev.demo_mount import mount_demo
 
