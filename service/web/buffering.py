@@ -9,14 +9,19 @@ connection without blocking until its request is whole (head, then a Content-Len
 chunked body), and only then gives it to a thread, which parses it from memory. A request
 must arrive within deadlines of its own, however it trickles: its head HEAD_S after the
 connection opened (or its first byte, on a kept-alive connection), its body BODY_S after the
-head; past them it is answered 408 and closed. A body over MAX_BODY is refused at once (413),
-a head over MAX_HEAD too (431). Plain HTTP only: TLS is the reverse proxy's (docs/operations.md).
+head; past them it is answered 408 and closed. A body over MAX_BODY is not waited for: the
+app refuses it from its head (413, in its own words) and the connection is closed; a head over
+MAX_HEAD is refused here (431). A connection is closed gracefully (FIN, then what the client
+still sends is read and dropped until it closes, LINGER_S at most) in the poller too: gunicorn
+did it blocking in its loop, so that clients that never close stalled it for 2 s each.
+Plain HTTP only: TLS is the reverse proxy's (docs/operations.md).
 """
 
 from __future__ import annotations
 
 import errno
 import selectors
+import socket
 import time
 from functools import partial
 from typing import Any
@@ -29,11 +34,11 @@ HEAD_S = 10.0  # nginx's client_header_timeout is 60 s by default; a head is a f
 BODY_S = 15.0  # the largest body (MAX_BODY, 1 MiB) at 1 Mbit/s takes 8 s
 MAX_HEAD = 64 * 1024  # gunicorn's own limits allow 100 header lines of 8 KiB: ample
 SWEEP_S = 0.25  # how often the deadlines are looked at
+LINGER_S = 2.0  # gunicorn's own graceful close waits as long for the client's FIN
 
 _CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 _REFUSALS = {
     408: ("Request Timeout", "The request did not arrive in time."),
-    413: ("Content Too Large", "The request body is too large."),
     431: ("Request Header Fields Too Large", "The request head is too large."),
 }
 
@@ -51,13 +56,14 @@ class Arrival(TConn):  # type: ignore[misc]
         self.scanned = 0  # how far a chunked body has been checked
         self.expects_continue = False
         self.continued = False  # 100 Continue sent
+        self.oversize = False  # a body over MAX_BODY: the app refuses it, the connection ends
 
     def begin(self, data: bytes = b"") -> None:
         """Start a new request with the bytes already read of it."""
         self.received = bytearray(data)
         self.deadline = time.monotonic() + HEAD_S
         self.head_end = self.body_end = self.scanned = 0
-        self.chunked = self.expects_continue = self.continued = False
+        self.chunked = self.expects_continue = self.continued = self.oversize = False
 
     def progress(self) -> int | None:
         """Return 0 once the request is whole, an HTTP status to refuse it, or None to wait."""
@@ -92,7 +98,8 @@ class Arrival(TConn):  # type: ignore[misc]
             self.scanned = self.head_end
         elif length is not None and length.isdigit():
             if int(length) > MAX_BODY:
-                return 413
+                self.oversize = True
+                return 0
             self.body_end += int(length)
         return None
 
@@ -111,7 +118,8 @@ class Arrival(TConn):  # type: ignore[misc]
                     return 0
                 return 0 if self.received.find(b"\r\n\r\n", line_end) >= 0 else None
             if line_end + 2 + size - self.head_end > MAX_BODY:
-                return 413
+                self.oversize = True
+                return 0
             if len(self.received) < line_end + 2 + size + 2:
                 self._continue()
                 return None
@@ -150,8 +158,9 @@ class BufferingWorker(ThreadWorker):  # type: ignore[misc]
         super().check_config(cfg, log)
 
     def init_process(self) -> None:
-        """Start with no request arriving."""
+        """Start with no request arriving and no connection closing."""
         self.arriving: set[Arrival] = set()
+        self.lingering: set[Arrival] = set()
         self.next_sweep = 0.0
         super().init_process()
 
@@ -218,6 +227,10 @@ class BufferingWorker(ThreadWorker):  # type: ignore[misc]
         conn.received = bytearray()
         return super().handle(conn)
 
+    def _keepalive_after(self, conn: Arrival, keepalive: bool) -> bool:
+        # an oversize body is never read (gunicorn would drain it in the thread): close
+        return False if conn.oversize else bool(super()._keepalive_after(conn, keepalive))
+
     def handle_request(self, req: Any, conn: Arrival) -> Any:
         """Serve a request; gunicorn would send a 100 Continue that the poller sent already."""
         if conn.continued:
@@ -231,15 +244,45 @@ class BufferingWorker(ThreadWorker):  # type: ignore[misc]
         self.arrive(conn)
 
     def finish_request(self, conn: Arrival, fs: Any) -> None:
-        """After a response: a request read ahead (pipelined) waits to be whole, here."""
-        ahead = b""
-        done = not fs.cancelled() and fs.exception() is None and fs.result()
-        if self.alive and done and conn.parser is not None:
-            ahead = conn.parser.unreader.take_buffered()
+        """After a response: a request read ahead (pipelined) waits to be whole, here; a
+        connection that ends lingers here."""
+        keep = not fs.cancelled() and fs.exception() is None and fs.result()
+        if not keep:
+            self.nr_conns -= 1
+            self.linger(conn)
+            return
+        ahead = conn.parser.unreader.take_buffered() if self.alive else b""
         if ahead:
             self.arrive(conn, ahead)
             return
         super().finish_request(conn, fs)
+
+    def linger(self, conn: Arrival) -> None:
+        """Close gracefully without blocking: FIN now, the socket once the client closes."""
+        try:
+            conn.sock.shutdown(socket.SHUT_WR)
+            conn.sock.setblocking(False)
+        except OSError:
+            conn.close()
+            return
+        conn.received = bytearray()
+        conn.deadline = time.monotonic() + LINGER_S
+        self.lingering.add(conn)
+        self.poller.register(conn.sock, selectors.EVENT_READ, partial(self.on_linger, conn))
+
+    def on_linger(self, conn: Arrival, sock: Any) -> None:
+        """Drop what the closing client still sends; close at its end or at 64 KiB."""
+        try:
+            data = sock.recv(65536)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        conn.received += data
+        if not data or len(conn.received) > 65536:
+            self.lingering.discard(conn)
+            self.poller.unregister(sock)
+            conn.close()
 
     def murder_pending(self) -> None:
         """Close what missed its deadline: 408 to a request begun, nothing to a silent one."""
@@ -257,3 +300,7 @@ class BufferingWorker(ThreadWorker):  # type: ignore[misc]
                 conn.refuse(408)
             else:
                 conn.close()
+        for conn in [conn for conn in self.lingering if conn.deadline <= now]:
+            self.lingering.discard(conn)
+            self.poller.unregister(conn.sock)
+            conn.close()

@@ -129,12 +129,33 @@ def test_whole_requests_pass_kept_alive_pipelined_chunked_and_with_100_continue(
         assert b"HTTP/1.1 202 " in sock.recv(65536)
 
 
-def test_a_body_over_the_limit_is_refused_at_once(served):
+def test_a_body_over_the_limit_is_refused_at_once_by_the_app(served):
     server, student = served
     head, _ = _submission(student, 10)
     started = time.monotonic()
     refused = _exchange(server.port, head + b"Content-Length: %d\r\n\r\n" % (2 * 1024 * 1024))
     assert refused.startswith(b"HTTP/1.1 413 "), refused[:300]
+    # in the API's own words (its JSON refusal), though the body never came
+    assert json.loads(refused.partition(b"\r\n\r\n")[2])["error"] == "request_entity_too_large"
     assert time.monotonic() - started < slowness.scaled(PROMPT_S)
     huge = b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n" + b"X-Long: " + b"a" * 100_000
     assert _exchange(server.port, huge + b"\r\n\r\n").startswith(b"HTTP/1.1 431 ")
+
+
+def test_clients_that_never_close_after_their_answer_leave_healthz_answering(served):
+    # gunicorn closes a connection gracefully (FIN, then reading until the client's FIN, 2 s
+    # at most) in its loop: fifty clients that never close would stall it for 50 s
+    server, _ = served
+    silent = []
+    try:
+        for _ in range(50):
+            sock = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+            silent.append(sock)
+        time.sleep(1)
+        took = [_healthz_s(server) for _ in range(5)]
+        assert max(took) < slowness.scaled(PROMPT_S), took
+        assert all(sock.recv(65536).startswith(b"HTTP/1.1 200 ") for sock in silent)
+    finally:
+        for sock in silent:
+            sock.close()
