@@ -195,6 +195,7 @@ class BufferingWorker(ThreadWorker):  # type: ignore[misc]
             data = b""
         if not data:  # the client went
             self.forget(conn)
+            self.nr_conns -= 1
             conn.close()
             return
         conn.received += data

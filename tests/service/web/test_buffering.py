@@ -159,3 +159,17 @@ def test_clients_that_never_close_after_their_answer_leave_healthz_answering(ser
     finally:
         for sock in silent:
             sock.close()
+
+
+def test_connections_closed_before_a_request_do_not_use_up_the_process(tmp_path):
+    # a process takes 1000 connections at a time (gunicorn's worker_connections): one that
+    # went before its request must be counted out, or the process stops accepting for good
+    env, _ = seed(tmp_path, 1)
+    server = WebServer(env, tmp_path / "web.log", "--workers", "1").start()
+    try:
+        for _ in range(1100):
+            socket.create_connection(("127.0.0.1", server.port), timeout=10).close()
+        time.sleep(1)
+        assert _healthz_s(server) < slowness.scaled(PROMPT_S)
+    finally:
+        server.stop()
