@@ -131,6 +131,16 @@ class Arrival(TConn):  # type: ignore[misc]
             self.continued = True
             self._send(_CONTINUE)
 
+    def read(self) -> bytes | None:
+        """Return what came (nothing when the client went), or None while nothing has."""
+        try:
+            data: bytes = self.sock.recv(65536)
+        except (BlockingIOError, InterruptedError):
+            return None
+        except OSError:
+            return b""
+        return data
+
     def refuse(self, status: int) -> None:
         """Answer a refusal in a few bytes (the socket's buffer takes them), and close."""
         reason, text = _REFUSALS[status]
@@ -187,12 +197,9 @@ class BufferingWorker(ThreadWorker):  # type: ignore[misc]
 
     def on_arrival(self, conn: Arrival, sock: Any) -> None:
         """Read what came; hand the request to a thread once whole."""
-        try:
-            data = sock.recv(65536)
-        except (BlockingIOError, InterruptedError):
+        data = conn.read()
+        if data is None:
             return
-        except OSError:
-            data = b""
         if not data:  # the client went
             self.forget(conn)
             self.nr_conns -= 1
@@ -273,12 +280,9 @@ class BufferingWorker(ThreadWorker):  # type: ignore[misc]
 
     def on_linger(self, conn: Arrival, sock: Any) -> None:
         """Drop what the closing client still sends; close at its end or at 64 KiB."""
-        try:
-            data = sock.recv(65536)
-        except (BlockingIOError, InterruptedError):
+        data = conn.read()
+        if data is None:
             return
-        except OSError:
-            data = b""
         conn.received += data
         if not data or len(conn.received) > 65536:
             self.lingering.discard(conn)

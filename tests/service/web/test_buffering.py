@@ -43,38 +43,27 @@ def _wait_until_cut(tricklers: Tricklers, within: float) -> None:
         time.sleep(0.2)
 
 
-def test_two_hundred_trickled_heads_leave_healthz_answering_and_are_cut_at_the_deadline(served):
+@pytest.mark.parametrize(
+    ("count", "every_s", "body", "deadline"),
+    [(200, 2.0, 0, HEAD_S), (100, 1.0, 1000, BODY_S)],
+    ids=["two hundred trickled heads", "a hundred trickled bodies"],
+)
+def test_tricklers_leave_healthz_answering_and_are_cut_at_the_deadline(
+    served, count, every_s, body, deadline
+):
     server, _ = served
-    tricklers = Tricklers(server.port, 200, every_s=2.0).start()
+    tricklers = Tricklers(server.port, count, every_s=every_s, body=body).start()
     try:
         time.sleep(3)  # every one has sent a line or two: each would hold a thread now
         took = [_healthz_s(server) for _ in range(10)]
         assert max(took) < slowness.scaled(PROMPT_S), took
         assert not tricklers.cut(), "cut before the deadline"
-        _wait_until_cut(tricklers, HEAD_S + slowness.scaled(PROMPT_S))
+        _wait_until_cut(tricklers, deadline + slowness.scaled(PROMPT_S))
         cut = tricklers.cut()
-        assert len(cut) == 200, f"{200 - len(cut)} tricklers still held after {HEAD_S} s"
+        assert len(cut) == count, f"{count - len(cut)} tricklers still held after {deadline} s"
         for trickler in cut:
             assert trickler.cut is not None
-            assert HEAD_S - 1 <= trickler.cut - trickler.opened <= HEAD_S + slowness.scaled(5)
-            assert trickler.answer.startswith(b"HTTP/1.1 408 "), trickler.answer
-    finally:
-        tricklers.stop()
-
-
-def test_a_hundred_trickled_bodies_leave_healthz_answering_and_are_cut_at_the_deadline(served):
-    server, _ = served
-    tricklers = Tricklers(server.port, 100, every_s=1.0, body=1000).start()
-    try:
-        time.sleep(2)
-        took = [_healthz_s(server) for _ in range(10)]
-        assert max(took) < slowness.scaled(PROMPT_S), took
-        _wait_until_cut(tricklers, BODY_S + slowness.scaled(PROMPT_S))
-        cut = tricklers.cut()
-        assert len(cut) == 100, f"{100 - len(cut)} tricklers still held after {BODY_S} s"
-        for trickler in cut:
-            assert trickler.cut is not None
-            assert BODY_S - 1 <= trickler.cut - trickler.opened <= BODY_S + slowness.scaled(5)
+            assert deadline - 1 <= trickler.cut - trickler.opened <= deadline + slowness.scaled(5)
             assert trickler.answer.startswith(b"HTTP/1.1 408 "), trickler.answer
     finally:
         tricklers.stop()
