@@ -1,7 +1,7 @@
 """/healthz latency while N live status streams (Server-Sent Events) are open.
 
 Usage: .venv/bin/python benchmarks/streams.py [--streams N] [--per-student K] [--json]
-Starts `codeblanks serve` with its defaults (gunicorn gthread, 2 processes x 16 threads) on a
+Starts `codeblanks serve` with its defaults (gunicorn, threaded, 2 processes x 16 threads) on a
 SQLite store in a temp dir, with one queued submission per student that nobody grades, and
 stops it at the end. Then:
   1. idle: /healthz, one request after another, with no stream open

@@ -53,6 +53,9 @@ class Settings:
     # only, unless listed here: hosts, host:port pairs and CIDR ranges, comma-separated
     outbound_allow: str = ""
     outbound_deadline_s: int = 10  # the whole of one outbound request, redirects included
+    # the reverse proxy in front of `codeblanks serve`: its X-Forwarded-For and -Proto are
+    # believed, anyone else's dropped (service/web/proxies.py); addresses and CIDR ranges
+    trusted_proxies: str = "127.0.0.1,::1"
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:

@@ -44,13 +44,18 @@ def worker(obj: Context, queues: str, concurrency: int | None, loglevel: str) ->
 @click.option("--threads", default=16, show_default=True, help="Threads per process.")
 @click.pass_obj
 def serve(obj: Context, host: str, port: int, processes: int, threads: int) -> None:
-    """Run the web app with gunicorn (threaded: a live status stream holds a thread)."""
+    """Run the web app with gunicorn (threaded: a live status stream holds a thread).
+
+    Each request is read whole, under deadlines, before a thread takes it
+    (service/web/buffering.py): a client that sends slowly holds no thread.
+    """
     # live streams may hold half of a process's threads at most, whatever --threads says:
     # the other half answers pages, submissions and health checks
     streams = max(1, min(obj.settings.streams_per_process, threads // 2))
     os.environ["CODEBLANKS_STREAMS_PER_PROCESS"] = str(streams)
     argv = [sys.executable, "-m", "gunicorn", "--bind", f"{host}:{port}"]
-    argv += ["--workers", str(processes), "--threads", str(threads), "--worker-class", "gthread"]
+    argv += ["--workers", str(processes), "--threads", str(threads)]
+    argv += ["--worker-class", "service.web.buffering.BufferingWorker"]
     argv += ["--config", "python:service.web.serving"]
     os.execv(sys.executable, [*argv, "service.web:create_app()"])
 

@@ -11,6 +11,11 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from flask import Flask
 
+# JSON escapes can make 64 KiB of code several times longer on the wire; the API checks the
+# code's own size. `codeblanks serve` refuses a larger body before the app sees it
+# (service/web/buffering.py), and so does the compose file's proxy (docker/proxy.conf)
+MAX_BODY = 1024 * 1024
+
 
 def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     """Build the tool: settings, secret key, store, catalog, queue, blueprints.
@@ -28,9 +33,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     app.config.from_mapping(
         SETTINGS=settings,
         SECRET_KEY=secret_key(settings.instance_dir),
-        # JSON escapes can make 64 KiB of code several times longer on the wire; the API
-        # checks the code's own size
-        MAX_CONTENT_LENGTH=1024 * 1024,
+        MAX_CONTENT_LENGTH=MAX_BODY,
         MIGRATE_ON_START=True,
         PERMANENT_SESSION_LIFETIME=timedelta(hours=8),
         # a token in a URL (service.web.auth): long enough to follow a link of a page loaded
@@ -54,7 +57,7 @@ def register_extensions(app: Flask) -> None:
     from core.lessons import load_catalog
     from service.queue.broker import make_celery
     from service.store import Store, upgrade
-    from service.web import auth, headers, i18n, rendering
+    from service.web import auth, headers, i18n, proxies, rendering
     from service.web.lms import launch_pages
     from service.web.ops import request_ids
 
@@ -71,6 +74,7 @@ def register_extensions(app: Flask) -> None:
     i18n.init_app(app)
     rendering.init_app(app)
     launch_pages.init_app(app)
+    proxies.init_app(app)
     if settings.demo:
         from service.dev.demo_mount import mount_demo
 

@@ -13,6 +13,10 @@ from typing import Any
 
 from service.settings import Settings
 
+# gunicorn would take X-Forwarded-Proto from loopback peers by itself: the app decides whom to
+# believe, and about which headers (service/web/proxies.py)
+forwarded_allow_ips = ""
+
 
 def when_ready(server: Any) -> None:
     """Start the demo LMS's registration once gunicorn listens (only with the demo on)."""

@@ -1,7 +1,8 @@
 """The docker-compose deployment: the file validates, its images build from the local base
 with no registry, and a smoke run in real containers grades a demo LMS student's submission on
 the worker's warm pool (no Docker socket, nothing root on the host) and posts the grade back to
-the demo LMS; a submission inside that worker's sandbox finds nothing of the worker's."""
+the demo LMS; a submission inside that worker's sandbox finds nothing of the worker's; nginx
+in front keeps /healthz answering while two hundred clients trickle their requests."""
 
 from __future__ import annotations
 
@@ -17,6 +18,9 @@ import pytest
 import requests
 import yaml
 
+from service.web import MAX_BODY
+from service.web.buffering import HEAD_S
+from tests import slowness
 from tests.deploy.stacks import (
     COMPOSE,
     DEMO,
@@ -33,17 +37,20 @@ from tests.deploy.stacks import (
     volumes,
 )
 from tests.servers import free_port
+from tests.tricklers import Tricklers
 from workers.sandbox import cgroups
 
 pytestmark = pytest.mark.docker
 
 DOCKER_SANDBOX = REPO / "docker" / "compose.docker-sandbox.yml"
-SERVICES = {"web", "worker", "redis", "postgres"}
+SERVICES = {"web", "proxy", "worker", "redis", "postgres"}
+PROXY_CONF = REPO / "docker" / "proxy.conf"
 # what the worker's entrypoint needs for its first moments (docs/operations.md), and no more
 WORKER_CAPS = {"CHOWN", "DAC_OVERRIDE", "SETUID", "SETGID", "SYS_ADMIN"}
 SLOT_UID_SHIFT = 1_000_000  # workers/sandbox/userns_entry.py
 WARM_FIRST_UID = 62000
-IMAGES = ["codeblanks-app", "codeblanks-redis", "codeblanks-postgres", "codeblanks-runner"]
+IMAGES = ["codeblanks-app", "codeblanks-proxy", "codeblanks-redis", "codeblanks-postgres"]
+IMAGES += ["codeblanks-runner"]
 SEED = "expert/what-is-attention"
 
 
@@ -69,7 +76,7 @@ def test_the_compose_file_validates_with_the_example_env(images):
         )
         assert any(v.endswith(":/var/lib/codeblanks/instance") for v in volumes(service))
     assert not any("docker.sock" in v for v in volumes(web))
-    for name in ("web", "redis", "postgres"):
+    for name in ("web", "proxy", "redis", "postgres"):
         assert settings["services"][name]["healthcheck"]["test"], name
     assert web["depends_on"]["postgres"]["condition"] == "service_healthy"
     assert set(settings["volumes"]) == {"instance", "redis", "postgres", "sandbox-locks"}
@@ -77,9 +84,33 @@ def test_the_compose_file_validates_with_the_example_env(images):
     assert demo["services"]["worker"]["network_mode"] == "service:web"
     # the workers reach the demo LMS on loopback, and nothing else of the kind
     allow = demo["services"]["worker"]["environment"]["CODEBLANKS_OUTBOUND_ALLOW"]
-    assert allow == f"127.0.0.1:{demo['services']['web']['command'][5]}"
+    assert allow == f"127.0.0.1:{demo['services']['proxy']['environment']['PORT']}"
     assert str(demo["services"]["web"]["environment"]["CODEBLANKS_DEMO"]) == "1"
     assert demo["services"]["web"]["command"][-2:] == ["--workers", "1"]
+
+
+def test_nginx_is_the_way_in_with_the_app_s_limits(images):
+    for overrides in ([], [DEMO], [REPO / "docker" / "compose.two-hosts.yml"]):
+        services = yaml.safe_load(config(*overrides).stdout)["services"]
+        web, proxy = services["web"], services["proxy"]
+        # the app listens on loopback only, in the namespace that nginx shares with it
+        assert web["command"][2:6] == ["--host", "127.0.0.1", "--port", "5000"], overrides
+        assert proxy["network_mode"] == "service:web"
+        assert proxy["environment"]["APP"] == "127.0.0.1:5000"
+        assert proxy["cap_drop"] == ["ALL"]
+    conf = PROXY_CONF.read_text()
+    setting = dict(re.findall(r"^\s*(client_\w+|proxy_request_buffering) (\S+);$", conf, re.M))
+    assert setting["client_max_body_size"] == f"{MAX_BODY // 1024 // 1024}m"
+    assert setting["client_header_timeout"] == f"{HEAD_S:g}s"
+    assert setting["proxy_request_buffering"] == "on"
+    # the live status streams go out unbuffered
+    events = re.search(r"location ~ \^/api/submissions/.*?events\$ \{(.*?)\}", conf, re.S)
+    assert events and "proxy_buffering off;" in events.group(1)
+    # a client's own forwarding headers are replaced or removed, never passed on
+    for header in ("X-Forwarded-For $proxy_add_x_forwarded_for", "X-Forwarded-Proto @SCHEME@"):
+        assert f"proxy_set_header {header};" in conf
+    for header in ("X-Forwarded-Host", "X-Forwarded-Port", "X-Forwarded-Prefix", "Forwarded"):
+        assert f'proxy_set_header {header} "";' in conf
 
 
 def test_the_worker_grades_on_the_warm_pool_with_no_socket_and_few_grants(images):
@@ -222,6 +253,26 @@ def test_smoke_a_demo_launch_is_graded_on_the_warm_pool_and_reaches_the_gradeboo
     except Exception:
         print(stack.logs())
         raise
+
+
+@pytest.mark.slow
+def test_healthz_answers_through_nginx_while_two_hundred_clients_trickle(stack: Stack):
+    port = int(stack.url.rsplit(":", 1)[1])
+    tricklers = Tricklers(port, 200, every_s=2.0).start()
+    try:
+        time.sleep(3)
+        for _ in range(10):
+            started = time.monotonic()
+            answer = requests.get(stack.url + "/healthz", timeout=slowness.scaled(5))
+            assert answer.status_code == 200 and answer.headers["Server"] == "nginx"
+            assert time.monotonic() - started < slowness.scaled(5)
+        # nginx cuts each at its client_header_timeout, as the app would
+        deadline = time.monotonic() + HEAD_S + slowness.scaled(5)
+        while len(tricklers.cut()) < 200 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert len(tricklers.cut()) == 200, f"{200 - len(tricklers.cut())} still held"
+    finally:
+        tricklers.stop()
 
 
 @pytest.mark.slow
