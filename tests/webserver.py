@@ -1,7 +1,7 @@
 """The web app for real: `codeblanks serve` (gunicorn) on a free port over a seeded store, and
 a plain HTTP client for its live status streams that reads them as they come.
 
-Used by tests/service/web/student/test_streams.py and benchmarks/streams.py.
+Used by tests/service/web/student/test_streams.py, benchmarks/streams.py and benchmarks/rush.py.
 """
 
 from __future__ import annotations
@@ -77,11 +77,13 @@ def seed(directory: Path, students: int) -> tuple[dict[str, str], list[Student]]
 class WebServer:
     """`codeblanks serve` as a child process in a session of its own, on a free port."""
 
-    def __init__(self, env: Mapping[str, str], log: Path, *options: str) -> None:
+    def __init__(
+        self, env: Mapping[str, str], log: Path, *options: str, port: int | None = None
+    ) -> None:
         self.env = env
         self.log = log
         self.options = options  # e.g. "--workers", "1"; none: the command's own defaults
-        self.port = free_port()
+        self.port = port or free_port()  # given: the app's base URL was made with it
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout: float = 60) -> WebServer:

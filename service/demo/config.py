@@ -37,6 +37,9 @@ class DemoConfig:
     service_url_query: str = ""
     # Moodle answers its token endpoint's JSON as text/html; tools must not depend on the type.
     token_content_type: str = "application/json"
+    # Students beyond the seeded three (demo-learner-1, ...): a class for a deadline rush
+    # (benchmarks/rush.py); the course page still lists the seeded people only.
+    learners: int = 0
 
     def __post_init__(self) -> None:
         parts = urlsplit(self.base_url)

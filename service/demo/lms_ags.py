@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 from service.demo.lms_errors import DemoError
-from service.demo.lms_models import COURSES, USERS, LineItem, Score
+from service.demo.lms_models import COURSES, LineItem, Score
 from service.demo.tokens import Access
 
 if TYPE_CHECKING:
@@ -123,7 +123,7 @@ def post_score(platform: DemoPlatform, item: LineItem, content_type: str, body: 
     if not isinstance(body, dict):
         raise DemoError(400, "the score must be a JSON object")
     user_id = body.get("userId")
-    if not isinstance(user_id, str) or user_id not in USERS:
+    if not isinstance(user_id, str) or user_id not in platform.users:
         raise DemoError(400, f"userId {user_id!r} is not a member of the course")
     if body.get("activityProgress") not in ACTIVITY:
         raise DemoError(400, f"activityProgress must be one of {', '.join(ACTIVITY)}")

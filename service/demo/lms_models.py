@@ -49,6 +49,17 @@ STUDENTS = (
     User("demo-can", "Can", "Student", "can.student@example.com", LEARNER),
 )
 USERS: dict[str, User] = {u.sub: u for u in (TEACHER, *STUDENTS)}
+
+
+def roster(learners: int) -> dict[str, User]:
+    """Return the course's people: the seeded four and `learners` more students."""
+    more = (
+        User(f"demo-learner-{n}", "Learner", str(n), f"learner{n}@example.com", LEARNER)
+        for n in range(1, learners + 1)
+    )
+    return {**USERS, **{u.sub: u for u in more}}
+
+
 COURSES: dict[str, Course] = {COURSE.id: COURSE}
 
 

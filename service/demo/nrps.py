@@ -9,7 +9,7 @@ from lti1p3platform.membership import Context, ContextMembership, Status
 from lti1p3platform.utils import dataclass_to_dict
 
 from service.demo.lms_errors import DemoError
-from service.demo.lms_models import COURSES, USERS
+from service.demo.lms_models import COURSES
 from service.demo.tokens import Access
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ def memberships(
             "family_name": user.family_name,
             "email": user.email,
         }
-        for user in USERS.values()
+        for user in platform.users.values()
         # The spec lets a filter name a role by full URI or by its short name.
         if role is None or role in (user.role, user.role.rsplit("#", 1)[-1])
     ]

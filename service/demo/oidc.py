@@ -15,7 +15,6 @@ from service.demo.lms_errors import DemoError
 from service.demo.lms_models import (
     COURSE,
     COURSES,
-    USERS,
     AutoPost,
     Link,
     LoginInitiation,
@@ -66,7 +65,7 @@ def initiate(
 
     `locale` is the user's LMS language, sent as `launch_presentation.locale`.
     """
-    user = USERS.get(user_sub)
+    user = platform.users.get(user_sub)
     if user is None:
         raise DemoError(404, f"no user {user_sub!r} in the demo course")
     link = platform.store.link(link_id) if link_id else None
@@ -151,7 +150,8 @@ def authorize(
         return platform.key.sign(signed, headers, algorithm)
 
     link = platform.store.link(hint["link_id"]) if hint["link_id"] else None
-    launch = _assemble(platform, tool, USERS[hint["user"]], link, p, SigningRegistration(sign))
+    user = platform.users[hint["user"]]
+    launch = _assemble(platform, tool, user, link, p, SigningRegistration(sign))
     presentation = launch.lti_claim_launch_presentation or {}
     for claim in presentation.values():  # Moodle and Canvas send the user's language
         claim["locale"] = str(hint.get("locale") or "en")

@@ -8,7 +8,7 @@ from flask import Blueprint, Response, redirect, render_template, request, url_f
 from werkzeug.wrappers import Response as BaseResponse
 
 from service.demo import lms_ags, lms_deep_linking
-from service.demo.lms_models import COURSE, STUDENTS, TEACHER, USERS, AutoPost, LoginInitiation
+from service.demo.lms_models import COURSE, STUDENTS, TEACHER, AutoPost, LoginInitiation
 from service.demo.platform import DemoPlatform
 
 
@@ -86,12 +86,12 @@ def register_pages(bp: Blueprint, platform: DemoPlatform) -> None:
             grades=platform.gradebook(),
             received=list(reversed(platform.scores()))[:100],
             names=names,
-            people=USERS,
+            people=platform.users,
         )
 
     @bp.get("/launch/<link_id>")
     def launch(link_id: str) -> str:
-        user = USERS[platform.user_sub(request.args.get("user", ""))]
+        user = platform.users[platform.user_sub(request.args.get("user", ""))]
         link = platform.store.link(link_id)
         return render_template(
             "demo/frame.html",
@@ -108,7 +108,7 @@ def register_pages(bp: Blueprint, platform: DemoPlatform) -> None:
     @bp.get("/deep_link")
     def deep_link() -> str:
         client_id = request.args.get("client_id", "")
-        user = USERS[platform.user_sub(request.args.get("user", TEACHER.sub))]
+        user = platform.users[platform.user_sub(request.args.get("user", TEACHER.sub))]
         return render_template(
             "demo/frame.html",
             heading=f"Add content from {platform.tool(client_id).name}",

@@ -14,13 +14,14 @@ from service.demo.lms_errors import DemoError
 from service.demo.lms_keys import PlatformKey
 from service.demo.lms_models import (
     COURSE,
-    USERS,
     AutoPost,
     LineItem,
     Link,
     LoginInitiation,
     Score,
     Tool,
+    User,
+    roster,
 )
 from service.demo.store import Store
 from service.demo.tokens import ALL_SCOPES
@@ -36,6 +37,7 @@ class DemoPlatform:
         self.key = PlatformKey.load_or_create(config.state_dir)
         self.store = Store(config.state_dir / "demo.sqlite3")
         self.knobs = Knobs()
+        self.users: dict[str, User] = roster(config.learners)
 
     # identity and URLs
     @property
@@ -207,12 +209,11 @@ class DemoPlatform:
         """Sign any claims with the platform key (kid header unless overridden)."""
         return self.key.sign(claims, headers, algorithm)
 
-    @staticmethod
-    def user_sub(user: str) -> str:
+    def user_sub(self, user: str) -> str:
         """Return the sub of a user given by sub or by lower-case first name."""
-        if user in USERS:
+        if user in self.users:
             return user
-        if f"demo-{user.lower()}" in USERS:
+        if f"demo-{user.lower()}" in self.users:
             return f"demo-{user.lower()}"
         raise DemoError(404, f"no user {user!r} in the demo course")
 

@@ -1,7 +1,9 @@
+from pathlib import Path
+
 import pytest
 import requests
 
-from service.demo import DemoServer, Tool
+from service.demo import DemoError, DemoServer, Tool
 from tests.service.demo.fake_tool import FakeTool
 
 MEMBERSHIPS = "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly"
@@ -55,3 +57,19 @@ def test_memberships_need_their_scope_and_an_own_link(
     assert get(demo, token, rlid="rl-not-ours").status_code == 403
     link = demo.platform.add_link(registered.client_id, "Lesson")
     assert get(demo, token, rlid=link.id).status_code == 200
+
+
+def test_a_larger_class_is_listed_and_launches(state_dir: Path, tool: FakeTool) -> None:
+    # a deadline rush (benchmarks/rush.py) needs hundreds of students, each a person of their own
+    with DemoServer(state_dir, learners=5) as demo:
+        registered = tool.register_with(demo.platform)
+        link = demo.platform.add_link(registered.client_id, "Attention", score_maximum=10)
+        answer = get(demo, tool.access_token(demo.platform, MEMBERSHIPS), role="Learner")
+        members = {m["user_id"] for m in answer.json()["members"]}
+        assert members == {"demo-ali", "demo-berna", "demo-can"} | {
+            f"demo-learner-{n}" for n in range(1, 6)
+        }
+        hint = demo.platform.launch("demo-learner-5", link.id).params["login_hint"]
+        assert hint == "demo-learner-5"
+        with pytest.raises(DemoError, match="no user"):
+            demo.platform.launch("demo-learner-6", link.id)

@@ -78,12 +78,20 @@ def make_lms(
     tool_server.mount(app)
     tool_server.start()
     demo.start()
+    return register(demo, app, tool_server.url), tool_server
+
+
+def register(demo: DemoServer, app, tool_url: str) -> Lms:
+    """Register the tool at `tool_url` (whose store is `app`'s) and the demo LMS with each other.
+
+    Also used by benchmarks/rush.py, whose tool is a `codeblanks serve` on the same store.
+    """
     tool = demo.platform.register_tool(
         name="CodeBlanks",
-        login_url=tool_server.url + "/lti/login",
-        launch_url=tool_server.url + "/lti/launch",
-        jwks_url=tool_server.url + "/lti/jwks",
-        deep_link_url=tool_server.url + "/lti/launch",
+        login_url=tool_url + "/lti/login",
+        launch_url=tool_url + "/lti/launch",
+        jwks_url=tool_url + "/lti/jwks",
+        deep_link_url=tool_url + "/lti/launch",
     )
     registration.add_platform(
         app.extensions["store"],
@@ -95,7 +103,7 @@ def make_lms(
         key_set_url=demo.platform.jwks_url,
         name="Demo",
     )
-    return Lms(tool_server.url, app, demo, tool.client_id, tool.deployment_id), tool_server
+    return Lms(tool_url, app, demo, tool.client_id, tool.deployment_id)
 
 
 @pytest.fixture

@@ -1,0 +1,41 @@
+"""The benchmarks' own code paths, run at a tiny size: they print figures, these check counts."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.servers import REPO
+
+RUSH_KEYS = {
+    "students", "window_s", "cores", "concurrency", "sync_pool", "sandbox", "load_before",
+    "load_after", "sandbox_only_per_s", "submitted", "graded", "lost", "duplicated", "reposted",
+    "failures", "failed", "dropped_polls", "verdict_ms", "seen_ms", "gradebook_ms", "worst_wait_ms",
+    "not_in_gradebook", "all_seen_s",
+}  # fmt: skip
+
+
+@pytest.mark.slow
+@pytest.mark.redis
+@pytest.mark.celery
+@pytest.mark.bwrap
+def test_the_rush_grades_every_student_once_and_lands_every_score() -> None:
+    done = subprocess.run(
+        [sys.executable, "benchmarks/rush.py", "--students", "4", "--window-s", "2", "--json"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert set(result) == RUSH_KEYS
+    assert result["students"] == 4 and result["failures"] == 0, result["failed"]
+    assert result["submitted"] == result["graded"] == 4
+    assert result["lost"] == 0 and result["duplicated"] == 0
+    assert result["not_in_gradebook"] == 0
+    # every well-behaved student's figures were measured (values are printed, never judged)
+    for key in ("verdict_ms", "seen_ms", "gradebook_ms"):
+        assert set(result[key]) == {"p50", "p95", "max"} and None not in result[key].values()
+    assert result["sandbox_only_per_s"] > 0
