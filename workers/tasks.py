@@ -58,8 +58,9 @@ def grade_submission(self: Task, submission_id: int) -> str:
         _retry(self, backoff(self.request.retries + 1), exc)
     if graded.outcome in (Outcome.HELD, Outcome.RETRY):
         _retry(self, graded.retry_in_s)
-    if graded.outcome is Outcome.PAUSED:  # its turn is over: to the tail, behind the others
-        send_grade(self.app, GradeMessage(submission_id, Queue(_queue_of(self) or Queue.GRADE)))
+    if graded.outcome is Outcome.PAUSED:  # its turn is over: behind every fresh submission
+        queue = Queue(_queue_of(self) or Queue.GRADE)
+        send_grade(self.app, GradeMessage(submission_id, queue), later=True)
     after = graded.after  # decided by the store as it saved the verdict
     if after is not None and after.next is Next.SYNC_TO_LMS:
         send_sync(self.app, SyncMessage(after.user_id, after.placement_id))

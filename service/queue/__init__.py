@@ -4,8 +4,10 @@ The service never imports task bodies (they live in workers.tasks): it sends by 
 named record per message, so that no two callers can disagree on the order of the ids.
 Queues: `grade` (students' runs), `regrade` (bulk regrades, served by workers of their own
 so that they never delay a student), `sync` (grade posts to the LMS, roster reads, and the
-sweep). The Celery app itself is in service.queue.broker; importing this module is cheap
-(the store uses its names).
+sweep). A grading whose turn is over goes back to its queue `later`: kombu's Redis transport
+keeps a list per priority step and pops the first step of every queue a worker serves before
+the last, so that it waits behind every fresh message. The Celery app itself is in
+service.queue.broker; importing this module is cheap (the store uses its names).
 """
 
 from __future__ import annotations
@@ -19,6 +21,10 @@ if TYPE_CHECKING:
     from celery import Celery
 
 log = logging.getLogger(__name__)
+
+# the priority of a grading sent again after its turn; fresh messages have 0, which kombu's
+# Redis transport pops first from every queue (it keeps a list per step: 0, 3, 6, 9)
+LATER = 9
 
 
 class Queue(enum.StrEnum):
@@ -61,15 +67,20 @@ class RosterMessage:
     course_id: int
 
 
-def send_grade(celery_app: Celery, message: GradeMessage, first: bool = False) -> bool:
+def send_grade(
+    celery_app: Celery, message: GradeMessage, first: bool = False, later: bool = False
+) -> bool:
     """Send a submission to be graded; return False (and log) if the broker is away.
 
     `first`: at the head of its queue, for a submission recovered from a dead worker (it has
-    waited longest); over Redis only, elsewhere at the tail like any other.
+    waited longest); over Redis only, elsewhere at the tail like any other. `later`: behind
+    every fresh message, for a grading whose turn is over (over Redis; elsewhere at the tail).
     """
     args = [message.submission_id]
     if first:
         return _send(celery_app, TaskName.GRADE_SUBMISSION, args, message.queue, first=True)
+    if later:
+        return _send(celery_app, TaskName.GRADE_SUBMISSION, args, message.queue, priority=LATER)
     return _send(celery_app, TaskName.GRADE_SUBMISSION, args, message.queue)
 
 

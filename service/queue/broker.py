@@ -175,6 +175,12 @@ class RedisTransport(kombu_redis.Transport):
     Channel = _RedisChannel
 
 
+def list_keys(queue: Queue) -> list[str]:
+    """Return the Redis lists that hold the queue's messages: one per kombu priority step."""
+    steps = kombu_redis.Channel.priority_steps
+    return [queue.value, *(f"{queue.value}{kombu_redis.Channel.sep}{step}" for step in steps[1:])]
+
+
 def _is_redis(url: str) -> bool:
     return urlsplit(url).scheme in ("redis", "rediss")
 

@@ -24,7 +24,18 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, Update, and_, bindparam, func, insert, or_, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Update,
+    and_,
+    bindparam,
+    func,
+    insert,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.orm import Session, aliased
 
 from core.lessons import Lesson
@@ -185,25 +196,31 @@ _QUEUED = (
     )
     .returning(Submission.id)
 )
-# the author's submission in the students' queue: its message sent, or running
+
+
+def _in_grade_queue(row: type[Submission]) -> ColumnElement[bool]:
+    """Return the condition that the row is in the students' queue: its message sent, or running."""
+    return and_(
+        row.queue == Queue.GRADE,
+        row.status.in_((Status.QUEUED, Status.RUNNING)),
+        row.enqueued_at.is_not(None),
+    )
+
+
+def _waiting_turn(row: type[Submission]) -> ColumnElement[bool]:
+    """Return the condition that the row waits for its author's turn (stored, not sent)."""
+    return and_(row.queue == Queue.GRADE, row.status == Status.QUEUED, row.enqueued_at.is_(None))
+
+
+# the author's submission in the students' queue
 _IN_FLIGHT = (
     select(Submission.id)
-    .where(
-        Submission.user_id == bindparam("user"),
-        Submission.queue == Queue.GRADE,
-        Submission.status.in_((Status.QUEUED, Status.RUNNING)),
-        Submission.enqueued_at.is_not(None),
-    )
+    .where(Submission.user_id == bindparam("user"), _in_grade_queue(Submission))
     .limit(1)
 )
 _NEXT_WAITING = (
     select(Submission.id)
-    .where(
-        Submission.user_id == bindparam("user"),
-        Submission.queue == Queue.GRADE,
-        Submission.status == Status.QUEUED,
-        Submission.enqueued_at.is_(None),
-    )
+    .where(Submission.user_id == bindparam("user"), _waiting_turn(Submission))
     .order_by(Submission.id)
     .limit(1)
 )
@@ -350,6 +367,13 @@ def _held_by(held: Claim) -> Update:
     )
 
 
+def _give_back(held: Claim, now: datetime) -> Update:
+    """Return the update that hands a held submission back to its queue's tail, sent now."""
+    return _held_by(held).values(
+        status=Status.QUEUED, lease_token=None, lease_expires_at=None, enqueued_at=now
+    )
+
+
 def renew(store: Store, held: Claim, lease_s: int, now: datetime) -> bool:
     """Extend the claim's lease to `lease_s` from now; False when it no longer holds."""
     with store.session() as session:
@@ -466,17 +490,7 @@ def release(store: Store, held: Claim, now: datetime, problem: str | None = None
     until a verdict replaces it.
     """
     with store.session() as session:
-        released = changed(
-            session,
-            _held_by(held).values(
-                status=Status.QUEUED,
-                lease_token=None,
-                lease_expires_at=None,
-                enqueued_at=now,
-                grader_error=problem,
-            ),
-        )
-        return released == 1
+        return changed(session, _give_back(held, now).values(grader_error=problem)) == 1
 
 
 def pause(store: Store, held: Claim, done: Sequence[tuple[str, RunResult]], now: datetime) -> bool:
@@ -485,19 +499,10 @@ def pause(store: Store, held: Claim, done: Sequence[tuple[str, RunResult]], now:
 
     A pause is no lost worker: the claim it made is not counted against grade_attempts.
     """
+    progress = [{"case": name, "result": result_record(ran)} for name, ran in done]
     with store.session() as session:
-        paused = changed(
-            session,
-            _held_by(held).values(
-                status=Status.QUEUED,
-                lease_token=None,
-                lease_expires_at=None,
-                enqueued_at=now,
-                claims=Submission.claims - 1,
-                progress=[{"case": name, "result": result_record(ran)} for name, ran in done],
-            ),
-        )
-        return paused == 1
+        given_back = _give_back(held, now).values(claims=Submission.claims - 1, progress=progress)
+        return changed(session, given_back) == 1
 
 
 def others_wait(store: Store, held: Claim) -> bool:
@@ -514,24 +519,10 @@ def turns_due(store: Store, now: datetime, limit: int = 500) -> list[GradeMessag
     or written at the moment its author's last one was graded). Return their messages.
     """
     waiting, busy = aliased(Submission), aliased(Submission)
-    in_flight = (
-        select(busy.id)
-        .where(
-            busy.user_id == waiting.user_id,
-            busy.queue == Queue.GRADE,
-            busy.status.in_((Status.QUEUED, Status.RUNNING)),
-            busy.enqueued_at.is_not(None),
-        )
-        .exists()
-    )
+    in_flight = select(busy.id).where(busy.user_id == waiting.user_id, _in_grade_queue(busy))
     oldest_waiting = (
         select(func.min(waiting.id))
-        .where(
-            waiting.queue == Queue.GRADE,
-            waiting.status == Status.QUEUED,
-            waiting.enqueued_at.is_(None),
-            ~in_flight,
-        )
+        .where(_waiting_turn(waiting), ~in_flight.exists())
         .group_by(waiting.user_id)
         .limit(limit)
     )

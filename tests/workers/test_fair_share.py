@@ -84,3 +84,51 @@ def test_ten_endless_loops_of_one_student_do_not_hold_anothers_verdict(
         print(f"the right answer's verdict came {waited:.1f} s after it was handed in")
     finally:
         pipeline.stop()
+
+
+def progress_of(pipeline, submission_id):
+    with pipeline.store.session() as session:
+        found = session.scalar(select(Submission.progress).where(Submission.id == submission_id))
+    return len(found or [])
+
+
+def test_a_fresh_submission_goes_before_a_grading_whose_turn_is_over(
+    tmp_path, redis_server, database_url
+):
+    # two students with an endless loop each take turns of a few cases; a right answer handed in
+    # while one of them waits for its next turn is graded before that turn, not behind it
+    pipeline = Pipeline(
+        tmp_path,
+        redis_server,
+        database_url,
+        sandbox="warm",
+        lessons_dir=write_lessons(tmp_path / "lessons"),
+        lease_s=30,
+    )
+    try:
+        pipeline.start_worker(concurrency=1)
+        pipeline.student()
+        first = pipeline.submit(ENDLESS)
+        deadline = time.monotonic() + scaled(30)
+        while pipeline.statuses([first])[first] != "running":
+            assert time.monotonic() < deadline, pipeline.explain([first])
+            time.sleep(0.05)
+        pipeline.student()
+        second = pipeline.submit(ENDLESS)  # waits: the first pauses after its first case
+        while pipeline.statuses([second])[second] != "running":
+            assert time.monotonic() < deadline, pipeline.explain([first, second])
+            time.sleep(0.05)
+        paused_with = progress_of(pipeline, first)  # its turn is over: it waits for the next
+        assert 0 < paused_with < 6
+        pipeline.student()
+        right = pipeline.submit(SOLUTION)
+        assert pipeline.wait_until([right], "graded", scaled(20)), pipeline.explain([right])
+        # before this work the first one's next turn ran before the right answer (the row's
+        # progress grows only when a turn ends: a turn that began just now has not)
+        assert progress_of(pipeline, first) == paused_with, "the right answer waited for a turn"
+        every = [first, second, right]
+        assert pipeline.wait_until(every, "graded", scaled(120)), pipeline.explain(every)
+        counts = pipeline.counts(every)
+        assert (counts.graded, counts.lost, counts.duplicated) == (3, 0, 0)
+    finally:
+        pipeline.stop()

@@ -18,6 +18,7 @@ from redis.exceptions import RedisError
 from sqlalchemy.exc import SQLAlchemyError
 
 from service.queue import Queue
+from service.queue.broker import list_keys
 from service.store import metrics_reads
 from service.store.database import Store
 
@@ -85,7 +86,7 @@ def _queue_depths() -> list[str]:
     )
     depths: list[tuple[dict[str, object], float]]
     try:
-        depths = [({"queue": q.value}, int(client.llen(q.value))) for q in Queue]
+        depths = [({"queue": q.value}, sum(map(client.llen, list_keys(q)))) for q in Queue]
         up = 1
     except RedisError:
         depths, up = [], 0

@@ -8,6 +8,7 @@ import pytest
 import redis
 
 from service.queue import GradeMessage, Queue, TaskName, send_grade
+from service.queue.broker import list_keys
 from service.web import create_app
 
 
@@ -115,6 +116,22 @@ def test_a_message_sent_first_is_the_one_kombu_delivers_next(queues):
         finally:
             taken.close()
     assert order == [99, 1, 2, 3]
+
+
+def test_a_message_sent_later_waits_behind_every_fresh_one(queues):
+    celery_app, reader = queues
+    assert send_grade(celery_app, GradeMessage(7), later=True) is True
+    for submission_id in (1, 2):
+        assert send_grade(celery_app, GradeMessage(submission_id)) is True
+    assert send_grade(celery_app, GradeMessage(8), later=True) is True
+    assert sum(map(reader.llen, list_keys(Queue.GRADE))) == 4  # what the metrics count
+    with celery_app.connection_for_read() as connection:
+        taken = connection.SimpleQueue(Queue.GRADE.value, no_ack=True)
+        try:
+            order = [taken.get(timeout=5).payload[0][0] for _ in range(4)]
+        finally:
+            taken.close()
+    assert order == [1, 2, 7, 8]
 
 
 def test_first_is_ignored_on_celerys_own_path(queues):
