@@ -1,9 +1,11 @@
 """How soon grades that waited for an LMS that was down land once it answers again.
 
-Usage: .venv/bin/python benchmarks/outage.py [--grades N] [--outage-s S] [--json]
+Usage: .venv/bin/python benchmarks/outage.py [--grades N] [--outage-s S] [--sync-pool K] [--json]
 
-A real tool (its web app on a port of its own), a real redis-server, one `codeblanks worker`
-(two pool processes) and the demo LMS in another thread. The demo LMS goes down (502 to
+A real tool (its web app on a port of its own), a real redis-server, the workers as
+`codeblanks dev` runs them (one on `grade`, two pool processes; one on `sync` alone, K pool
+processes, CODEBLANKS_SYNC_CONCURRENCY by default; with K = 0, one worker of two on both, as
+before) and the demo LMS in another thread. The demo LMS goes down (502 to
 every call, as Moodle's web server does with its PHP stopped) for S seconds; N grades (the
 demo's three students on N/3 links, one right answer each) come in meanwhile. Printed: the
 requests the LMS got while down, and the time from its return to each grade in its
@@ -26,6 +28,7 @@ import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from service.settings import Settings  # noqa: E402
 from tests.pipeline import Pipeline  # noqa: E402
 from tests.servers import RedisServer, WorkerProcess  # noqa: E402
 from tests.service.lti.conftest import make_lms  # noqa: E402
@@ -39,12 +42,19 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--grades", type=int, default=200)
     parser.add_argument("--outage-s", type=float, default=30.0)
+    parser.add_argument(
+        "--sync-pool",
+        type=int,
+        default=Settings.from_env().sync_concurrency,
+        help="the sync worker's pool (0: no sync worker, one worker on both queues)",
+    )
     parser.add_argument("--json", action="store_true", help="end with one JSON line")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
-        figures = measure(Path(tmp), args.grades, args.outage_s)
+        figures = measure(Path(tmp), args.grades, args.outage_s, args.sync_pool)
     print(f"grades waiting           {figures['grades']}")
+    print(f"sync pool                {figures['sync_pool'] or 'none (grade,sync on one worker)'}")
     print(f"outage                   {figures['outage_s']:g} s (502 to every request)")
     print(f"requests while down      {figures['requests_while_down']}")
     print(f"landed after its return  p50 {figures['p50_s']} s, max {figures['max_s']} s")
@@ -54,15 +64,20 @@ def main() -> int:
     return 0
 
 
-def measure(tmp: Path, grades: int, outage_s: float) -> dict[str, object]:
+def measure(tmp: Path, grades: int, outage_s: float, sync_pool: int = 4) -> dict[str, object]:
     """Run one outage with `grades` waiting; return the figures."""
     redis = RedisServer(tmp)
     redis.start()
     lms, tool_server = make_lms(tmp, settings_changes={"redis_url": redis.url})
-    worker = WorkerProcess(Pipeline.env_of(lms.app.config["SETTINGS"]), tmp / "worker.log")
+    env = Pipeline.env_of(lms.app.config["SETTINGS"])
+    worker = WorkerProcess(env, tmp / "worker.log", queues="grade" if sync_pool else "grade,sync")
+    syncs = WorkerProcess(env, tmp / "sync-worker.log", queues="sync")
     browser = requests.Session()
     try:
         worker.start(concurrency=2)
+        if sync_pool:
+            syncs.start(concurrency=sync_pool)
+            syncs.wait_ready()
         links = [lms.link(title=f"Lesson {n}") for n in range(math.ceil(grades / 3))]
         pairs = [(who, link) for link in links for who in STUDENTS][:grades]
         signed = [(who, link, *signed_in_headers(browser, lms, who, link)) for who, link in pairs]
@@ -92,6 +107,7 @@ def measure(tmp: Path, grades: int, outage_s: float) -> dict[str, object]:
             time.sleep(0.2)
     finally:
         browser.close()
+        syncs.stop()
         worker.stop()
         lms.demo.stop()
         tool_server.stop()
@@ -101,6 +117,7 @@ def measure(tmp: Path, grades: int, outage_s: float) -> dict[str, object]:
     return {
         "grades": grades,
         "outage_s": outage_s,
+        "sync_pool": sync_pool,
         "requests_while_down": while_down,
         "p50_s": round(statistics.median(after), 2) if after else None,
         "max_s": round(after[-1], 2) if after else None,

@@ -3,8 +3,9 @@
 Usage: .venv/bin/python benchmarks/rush.py [--students N] [--window-s S] [--concurrency C]
                                           [--sync-pool K] [--json]
 Real parts, started here and stopped at the end: a redis-server, `codeblanks serve` (gunicorn
-with its defaults), one `codeblanks worker` (C pool processes, default one per core; the warm
-pool where it runs; with K, a second worker of K pool processes on the `sync` queue only), a
+with its defaults), the workers as `codeblanks dev` runs them: one on `grade` (C pool processes,
+default one per core; the warm pool where it runs) and one on `sync` alone (K pool processes,
+CODEBLANKS_SYNC_CONCURRENCY by default; with K = 0, one worker on both queues, as before), a
 SQLite store in a temp dir, and the demo LMS (in this process, on a port of its own) with N
 students, registered with the tool. First, the machine's sandbox-only capacity: the sample
 solution graded straight into the sandbox, one run per core. Then each student, at a random
@@ -219,7 +220,12 @@ def main() -> None:
     parser.add_argument("--students", type=int, default=300)
     parser.add_argument("--window-s", type=float, default=60.0, help="when they hand in")
     parser.add_argument("--concurrency", type=int, default=CORES, help="worker pool processes")
-    parser.add_argument("--sync-pool", type=int, default=0, help="a sync-only worker's pool")
+    parser.add_argument(
+        "--sync-pool",
+        type=int,
+        default=Settings.from_env().sync_concurrency,
+        help="the sync worker's pool (0: no sync worker, one worker on both queues)",
+    )
     parser.add_argument("--json", action="store_true", help="end with one JSON line")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="codeblanks-rush-") as tmp:
@@ -266,7 +272,7 @@ def measure(
     app = create_app({"SETTINGS": settings})
     env = Pipeline.env_of(settings)
     web = WebServer(env, tmp / "web.log", port=port)
-    worker = WorkerProcess(env, tmp / "worker.log")
+    worker = WorkerProcess(env, tmp / "worker.log", queues="grade" if sync_pool else "grade,sync")
     syncs = WorkerProcess(env, tmp / "sync-worker.log", queues="sync")
     try:
         demo.start()

@@ -45,6 +45,11 @@ class Settings:
     # so the broker never hands a message of a live worker to another but while it runs
     visibility_timeout_s: int = 10
     worker_concurrency: int = 0  # 0: one sandbox run per core
+    # pool processes of a worker on the `sync` queue alone (`codeblanks worker --queues sync`),
+    # each one post at a time: the posts in flight to one LMS. A post mostly waits for the LMS
+    # (28 of 50 ms per post to the demo LMS, more to a real one), so more than the cores; and
+    # few enough for what an LMS takes from one client (Canvas throttles with 403s)
+    sync_concurrency: int = 4
     demo: int = 0  # 1: mount the demo LMS at /demo, registered with the tool (codeblanks dev)
     log_format: str = "json"  # one JSON object per line; "text" for plain lines
     admin_password: str = ""  # turns on /admin/platforms (HTTP Basic, user "admin")

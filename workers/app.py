@@ -12,6 +12,7 @@ from celery.signals import worker_process_init, worker_process_shutdown, worker_
 
 from core.errors import GraderError
 from service import logs
+from service.queue import Queue
 from service.queue.broker import make_celery
 from service.settings import Settings
 from workers import tasks  # the tasks register themselves by name
@@ -43,9 +44,17 @@ if (
     )
 
 
+def grades() -> bool:
+    """Return whether this worker takes gradings: one on the `sync` queue alone runs no sandbox."""
+    consumed = celery_app.amqp.queues.consume_from  # None: every queue
+    return consumed is None or bool(set(consumed) - {Queue.SYNC.value})
+
+
 @worker_process_init.connect
 def _prepare_sandbox(**_: object) -> None:
     """Get each pool process's sandbox ready as it starts, not on its first submission."""
+    if not grades():
+        return
     try:
         tasks.prepare_sandbox(context)
     except (GraderError, OSError) as exc:  # the first task meets the same error, with its run

@@ -12,16 +12,38 @@ from service.cli.command_context import Context
 
 @click.command()
 @click.option("--queues", default="grade,sync", show_default=True, help="Queues to serve.")
-@click.option("--concurrency", type=int, help="Pool processes (default: one per core).")
+@click.option(
+    "--concurrency",
+    type=int,
+    help="Pool processes (default: one per core; on --queues sync alone, "
+    "CODEBLANKS_SYNC_CONCURRENCY).",
+)
 @click.option("--loglevel", default="info", show_default=True)
 @click.pass_obj
 def worker(obj: Context, queues: str, concurrency: int | None, loglevel: str) -> None:
     """Run a Celery worker that grades submissions, syncs grades and sweeps what is stuck.
 
-    Run another with `--queues regrade` for bulk regrades, so that they never delay students.
-    It first runs the host check (`codeblanks doctor --quick`) and refuses to start on a host
-    that fails it: a sandbox without its limits would grade, and contain, wrongly.
+    Run one with `--queues grade` and one with `--queues sync`, so that grade posts never wait
+    behind gradings, and another with `--queues regrade` for bulk regrades, so that they never
+    delay students. A worker that grades first runs the host check (`codeblanks doctor
+    --quick`) and refuses to start on a host that fails it: a sandbox without its limits would
+    grade, and contain, wrongly. One on `sync` alone runs no sandbox, and needs no check.
     """
+    from service.queue import Queue
+
+    served = {name.strip() for name in queues.split(",") if name.strip()}
+    if served == {Queue.SYNC.value}:
+        concurrency = concurrency or obj.settings.sync_concurrency
+    else:
+        _check_host(obj)
+    argv = [sys.executable, "-m", "celery", "-A", "workers.app", "worker"]
+    argv += ["--queues", queues, "--loglevel", loglevel, "--without-gossip", "--without-mingle"]
+    if concurrency:
+        argv += ["--concurrency", str(concurrency)]
+    os.execv(sys.executable, argv)
+
+
+def _check_host(obj: Context) -> None:
     from workers.sandbox import checkup
     from workers.sandbox.runtime import Runtime
 
@@ -30,11 +52,6 @@ def worker(obj: Context, queues: str, concurrency: int | None, loglevel: str) ->
         click.echo("codeblanks worker: this host fails the host check; not starting", err=True)
         click.echo(checkup.report(findings), err=True)
         sys.exit(1)
-    argv = [sys.executable, "-m", "celery", "-A", "workers.app", "worker"]
-    argv += ["--queues", queues, "--loglevel", loglevel, "--without-gossip", "--without-mingle"]
-    if concurrency:
-        argv += ["--concurrency", str(concurrency)]
-    os.execv(sys.executable, argv)
 
 
 @click.command()
@@ -64,7 +81,7 @@ def serve(obj: Context, host: str, port: int, processes: int, threads: int) -> N
 @click.option("--port", default=5000, show_default=True, help="Port of the web app.")
 @click.pass_obj
 def dev(obj: Context, port: int) -> None:
-    """Run everything on this machine: Redis, a worker, the web app and a demo LMS."""
+    """Run everything on this machine: Redis, the workers, the web app and a demo LMS."""
     from service.dev.supervisor import run_dev
 
     sys.exit(run_dev(obj.settings.instance_dir, port, lambda line: click.echo(line)))

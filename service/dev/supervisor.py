@@ -1,11 +1,12 @@
 """`codeblanks dev`: everything on one machine, started in order and stopped together.
 
 A private redis-server (its own port and directory, no persistence: the database is the
-truth), one Celery worker with the warm sandbox, and the web app with the demo LMS mounted at
-/demo. Progress and the URLs go to the terminal; each program's log goes to a file in the
-instance dir. Ctrl-C (or SIGTERM) stops everything, the web app first: each program is asked
-to stop (SIGTERM to it alone: the worker's pool processes then close their sandboxes), and
-whatever is left of its process group is killed.
+truth), a Celery worker that grades on the warm sandbox, another that posts grades to the LMS
+(the `sync` queue, no sandbox), and the web app with the demo LMS mounted at /demo. Progress
+and the URLs go to the terminal; each program's log goes to a file in the instance dir. Ctrl-C
+(or SIGTERM) stops everything, the web app first: each program is asked to stop (SIGTERM to it
+alone: the worker's pool processes then close their sandboxes), and whatever is left of its
+process group is killed.
 
 Each program dies with `codeblanks dev` even when that is killed outright (SIGKILL, an OOM
 kill): its parent-death signal is SIGKILL. Without it, a killed dev left its redis-server, web
@@ -103,7 +104,7 @@ def free_port() -> int:
 
 
 def run_dev(instance_dir: Path, port: int, say: Say, stop_after_s: float | None = None) -> int:
-    """Start redis, a worker and the web app with the demo LMS; wait for Ctrl-C; stop all."""
+    """Start redis, two workers and the web app with the demo LMS; wait for Ctrl-C; stop all."""
     redis_server = shutil.which("redis-server")
     if redis_server is None:
         say("codeblanks dev: redis-server is missing (scripts/setup.sh installs it)")
@@ -148,8 +149,16 @@ def run_dev(instance_dir: Path, port: int, say: Say, stop_after_s: float | None 
         ),
         Program(
             "worker",
-            [python, "-m", "service", "worker", "--concurrency", "1"],
+            [python, "-m", "service", "worker", "--queues", "grade", "--concurrency", "1"],
             logs / "worker.log",
+            env,
+        ),
+        # grade posts (and roster reads, and the sweep) with a pool of their own: behind the
+        # gradings, a rush's scores reached the LMS minutes after their verdicts
+        Program(
+            "sync worker",
+            [python, "-m", "service", "worker", "--queues", "sync"],
+            logs / "sync-worker.log",
             env,
         ),
         Program(
@@ -211,7 +220,7 @@ def _wait_ready(program: Program, base: str, redis_port: int, stopping: list[int
             return False
         if program.name == "redis" and _redis_answers(redis_port):
             return True
-        if program.name == "worker" and "ready." in program.log.read_text(errors="replace"):
+        if program.name.endswith("worker") and "ready." in program.log.read_text(errors="replace"):
             return True
         # the web app registers its demo LMS by dynamic registration once it serves: the
         # demo is ready when it lists its links

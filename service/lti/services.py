@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from http import HTTPStatus
 
 import jwt
 import requests
@@ -163,12 +164,28 @@ def describe(exc: Exception) -> str:
 def away(exc: Exception) -> bool:
     """Return whether a failed platform call says the platform is away, not refusing it.
 
-    Away: no answer (service.outbound.unanswered), or an answer of AWAY_STATUSES, a token
-    request's too. Any other status, or an answer the tool cannot read, is about this call.
+    Away: no answer (service.outbound.unanswered), an answer of AWAY_STATUSES, a token
+    request's too, or Canvas's throttle (`throttled`). Any other status, or an answer the tool
+    cannot read, is about this call.
     """
     if isinstance(exc, LtiServiceException):
-        return exc.response.status_code in AWAY_STATUSES
+        return exc.response.status_code in AWAY_STATUSES or throttled(exc.response)
     return unanswered(exc)
+
+
+def throttled(response: requests.Response) -> bool:
+    """Return whether an answer is Canvas's throttle: a 403 with no request cost left.
+
+    Canvas answers "403 Forbidden (Rate Limit Exceeded)" with `X-Rate-Limit-Remaining: 0.0`
+    and no Retry-After (app/middleware/request_throttle.rb): about the tool's pace, not this
+    score, so its grades wait for the platform together, as for a 429.
+    """
+    if response.status_code != HTTPStatus.FORBIDDEN:
+        return False
+    try:
+        return float(response.headers.get("X-Rate-Limit-Remaining", "")) <= 0
+    except ValueError:
+        return False
 
 
 def unreadable(what: str, fault: Fault) -> str:

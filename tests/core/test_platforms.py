@@ -9,9 +9,9 @@ NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 
 @pytest.mark.parametrize(
     ("probes", "wait_s"),
-    [(0, 2.0), (1, 2.0), (2, 4.0), (3, 6.0), (4, 6.0), (1100, 6.0), (10**9, 6.0)],
+    [(0, 2.0), (1, 2.0), (2, 4.0), (3, 4.0), (4, 4.0), (1100, 4.0), (10**9, 4.0)],
 )
-def test_probes_of_a_platform_that_is_away_back_off_to_every_6_s(probes, wait_s):
+def test_probes_of_a_platform_that_is_away_back_off_to_every_4_s(probes, wait_s):
     assert probe_wait(probes) == wait_s
 
 

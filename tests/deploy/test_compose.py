@@ -43,7 +43,7 @@ from workers.sandbox import cgroups
 pytestmark = pytest.mark.docker
 
 DOCKER_SANDBOX = REPO / "docker" / "compose.docker-sandbox.yml"
-SERVICES = {"web", "proxy", "worker", "redis", "postgres"}
+SERVICES = {"web", "proxy", "worker", "sync-worker", "redis", "postgres"}
 PROXY_CONF = REPO / "docker" / "proxy.conf"
 # what the worker's entrypoint needs for its first moments (docs/operations.md), and no more
 WORKER_CAPS = {"CHOWN", "DAC_OVERRIDE", "SETUID", "SETGID", "SYS_ADMIN"}
@@ -69,8 +69,9 @@ def test_the_compose_file_validates_with_the_example_env(images):
     settings = yaml.safe_load(config().stdout)
     assert set(settings["services"]) == SERVICES
     web, worker = settings["services"]["web"], settings["services"]["worker"]
+    syncs = settings["services"]["sync-worker"]
     assert web["command"][:2] == ["codeblanks", "serve"]
-    for service in (web, worker):
+    for service in (web, worker, syncs):
         assert service["environment"]["CODEBLANKS_DATABASE_URL"].startswith(
             "postgresql+psycopg://codeblanks:change-this-postgres-password@postgres:5432/"
         )
@@ -81,10 +82,11 @@ def test_the_compose_file_validates_with_the_example_env(images):
     assert web["depends_on"]["postgres"]["condition"] == "service_healthy"
     assert set(settings["volumes"]) == {"instance", "redis", "postgres", "sandbox-locks"}
     demo = yaml.safe_load(config(DEMO).stdout)
-    assert demo["services"]["worker"]["network_mode"] == "service:web"
-    # the workers reach the demo LMS on loopback, and nothing else of the kind
-    allow = demo["services"]["worker"]["environment"]["CODEBLANKS_OUTBOUND_ALLOW"]
-    assert allow == f"127.0.0.1:{demo['services']['proxy']['environment']['PORT']}"
+    for name in ("worker", "sync-worker"):
+        assert demo["services"][name]["network_mode"] == "service:web"
+        # the workers reach the demo LMS on loopback, and nothing else of the kind
+        allow = demo["services"][name]["environment"]["CODEBLANKS_OUTBOUND_ALLOW"]
+        assert allow == f"127.0.0.1:{demo['services']['proxy']['environment']['PORT']}"
     assert str(demo["services"]["web"]["environment"]["CODEBLANKS_DEMO"]) == "1"
     assert demo["services"]["web"]["command"][-2:] == ["--workers", "1"]
 
@@ -116,7 +118,7 @@ def test_nginx_is_the_way_in_with_the_app_s_limits(images):
 def test_the_worker_grades_on_the_warm_pool_with_no_socket_and_few_grants(images):
     worker = yaml.safe_load(config().stdout)["services"]["worker"]
     assert worker["environment"]["CODEBLANKS_SANDBOX"] == "warm"
-    assert worker["command"] == ["codeblanks", "worker"]
+    assert worker["command"] == ["codeblanks", "worker", "--queues", "grade"]
     assert worker["entrypoint"][-2:] == ["-m", "workers.sandbox.userns_entry"]
     assert not any("docker.sock" in v for v in volumes(worker))
     assert worker["cap_drop"] == ["ALL"] and set(worker["cap_add"]) == WORKER_CAPS
@@ -132,6 +134,15 @@ def test_the_worker_grades_on_the_warm_pool_with_no_socket_and_few_grants(images
         "sandbox-locks:/run/codeblanks/warm/slots",
     } <= set(mounts)
     assert "runner" not in worker.get("depends_on", {})
+
+
+def test_grade_posts_have_a_worker_of_their_own_without_the_sandbox_s_grants(images):
+    syncs = yaml.safe_load(config().stdout)["services"]["sync-worker"]
+    assert syncs["command"] == ["codeblanks", "worker", "--queues", "sync"]
+    assert "entrypoint" not in syncs  # the image's: the codeblanks user, as the web app
+    assert not syncs.get("cap_add") and not syncs.get("privileged")
+    assert not any("docker.sock" in v or "cgroup" in v for v in volumes(syncs))
+    assert int(syncs["environment"]["CODEBLANKS_SYNC_CONCURRENCY"]) >= 1
 
 
 def test_the_docker_sandbox_override_brings_back_the_socket_and_the_runner(images):

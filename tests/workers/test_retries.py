@@ -184,7 +184,7 @@ def test_grades_waiting_for_an_lms_that_was_down_land_within_10_s_of_its_return(
         assert after[-1] <= scaled(10), f"the last grade landed {after[-1]:.1f} s after"
         applied = [(s.user_id, s.lineitem_id) for s in lms.platform.scores() if s.applied]
         assert sorted(applied) == sorted(wanted)  # each grade once
-        # a probe every few seconds (2, 4, then 6 s apart) and the posts in flight as it
+        # a probe every few seconds (2, then 4 s apart) and the posts in flight as it
         # began: not one post per grade per backoff step (18 before this, for six grades)
         assert while_down <= 12, f"{while_down} requests while the LMS was down"
         assert refusals(worker.log) == []

@@ -51,3 +51,30 @@ def test_serve_hands_gunicorn_an_app_factory_that_exists(monkeypatch):
     module, call = argv[-1].split(":")
     assert call.endswith("()")
     assert callable(getattr(importlib.import_module(module), call.removesuffix("()")))
+
+
+def test_a_sync_worker_runs_its_own_pool_and_needs_no_sandbox(monkeypatch, tmp_path):
+    """A worker on the `sync` queue alone posts grades: its pool is CODEBLANKS_SYNC_CONCURRENCY,
+    and a host without the sandbox's runtime tree does not stop it (a grading worker's does)."""
+    import os
+
+    from click.testing import CliRunner
+
+    from service.cli import main
+
+    monkeypatch.setenv("CODEBLANKS_RUNTIME_DIR", str(tmp_path / "no-runtime"))
+    monkeypatch.setenv("CODEBLANKS_SYNC_CONCURRENCY", "3")
+    started = []
+
+    def execv(path, argv):
+        started.append(argv)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(os, "execv", execv)
+    synced = CliRunner().invoke(main, ["worker", "--queues", "sync"])
+    assert synced.exit_code == 0, synced.output
+    [argv] = started
+    assert argv[argv.index("--queues") + 1] == "sync"
+    assert argv[argv.index("--concurrency") + 1] == "3"
+    graded = CliRunner().invoke(main, ["worker", "--queues", "grade"])
+    assert graded.exit_code == 1 and len(started) == 1  # the host check refused it

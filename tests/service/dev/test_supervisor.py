@@ -16,6 +16,7 @@ from service.demo.browser import parse_form
 from tests import slowness
 from tests.conftest import REPO
 from tests.devserver import dev_server, free_port
+from tests.factories import SCALED
 from tests.workers.sandbox.leftovers import WARM_LOCKS, lock_holders
 from workers.sandbox import cgroups
 
@@ -32,26 +33,29 @@ def wait_for(predicate, timeout_s, message):
     raise AssertionError(message)
 
 
+def launch(browser, base, user, link_id):
+    """Launch the demo LMS's link as `user`; return the page's session header and placement."""
+    start = browser.get(
+        f"{base}/demo/admin/launch", params={"user": user, "link": link_id}, timeout=10
+    ).json()
+    assert start["method"] == "POST"  # as Moodle starts a launch
+    login = browser.post(
+        start["login_url"], data=start["params"], allow_redirects=False, timeout=10
+    )
+    auth = browser.get(urljoin(base, login.headers["Location"]), timeout=10)
+    form = parse_form(auth.text, auth.url)
+    launched = browser.post(form.action, data=form.fields, allow_redirects=False, timeout=10)
+    location = launched.headers["Location"]
+    placement = int(urlsplit(location).path.rsplit("/", 1)[1])
+    return {"X-CodeBlanks-Session": dict(parse_qsl(urlsplit(location).query))["s"]}, placement
+
+
 def test_dev_runs_the_newcomer_path_and_stops_cleanly(tmp_path):
     with dev_server(tmp_path / "instance") as base:
         with requests.Session() as browser:
             course = browser.get(base + "/demo/", timeout=10).text
             link_id = re.search(r"/demo/launch/([\w-]+)", course).group(1)
-            start = browser.get(
-                f"{base}/demo/admin/launch", params={"user": "ali", "link": link_id}, timeout=10
-            ).json()
-            assert start["method"] == "POST"  # as Moodle starts a launch
-            login = browser.post(
-                start["login_url"], data=start["params"], allow_redirects=False, timeout=10
-            )
-            auth = browser.get(urljoin(base, login.headers["Location"]), timeout=10)
-            form = parse_form(auth.text, auth.url)
-            launched = browser.post(
-                form.action, data=form.fields, allow_redirects=False, timeout=10
-            )
-            location = launched.headers["Location"]
-            placement = int(urlsplit(location).path.rsplit("/", 1)[1])
-            headers = {"X-CodeBlanks-Session": dict(parse_qsl(urlsplit(location).query))["s"]}
+            headers, placement = launch(browser, base, "ali", link_id)
             solution = (REPO / "lessons/expert/what-is-attention/solution/model.py").read_text()
             posted = browser.post(
                 f"{base}/api/placements/{placement}/submissions",
@@ -84,6 +88,58 @@ def test_dev_runs_the_newcomer_path_and_stops_cleanly(tmp_path):
         socket.create_connection(("127.0.0.1", int(base.rsplit(":", 1)[1])), timeout=2).close()
     leftovers = subprocess.run(["pgrep", "-f", str(tmp_path / "instance")], capture_output=True)
     assert leftovers.stdout == b""  # no redis-server, worker or web process of this run
+    # the grade posts' own worker started, and stopped warmly with the rest
+    syncs = (tmp_path / "instance" / "dev" / "sync-worker.log").read_text()
+    assert " ready." in syncs and "Warm shutdown" in syncs, syncs[-2000:]
+
+
+def test_a_grade_reaches_the_lms_while_the_grading_pool_runs_an_endless_loop(tmp_path):
+    """Issue 27: with one worker pool for gradings and grade posts, a rush's scores reached
+    the LMS minutes after their verdicts. dev's grading pool (one process) now runs a
+    `while True: pass` through six cases of 5 s; meanwhile another student's right answer
+    must reach the demo LMS's gradebook within 10 s: the sync worker posts it."""
+    with dev_server(tmp_path / "instance") as base, requests.Session() as browser:
+        [first, *_] = browser.get(base + "/demo/admin/links", timeout=10).json()
+        made = browser.post(
+            base + "/demo/admin/links",
+            json={"client_id": first["client_id"], "title": "Scaled", "custom": {"lesson": SCALED},
+                  "score_maximum": 10.0},
+            timeout=10,
+        )  # fmt: skip
+        assert made.status_code == 201, made.text
+        link_id = made.json()["id"]
+        ali, placement = launch(browser, base, "ali", link_id)
+        handed = browser.post(
+            f"{base}/api/placements/{placement}/submissions",
+            json={"source": "while True:\n    pass\n"},
+            headers=ali,
+            timeout=10,
+        )
+        assert handed.status_code == 202, handed.text
+        endless = urljoin(base, handed.json()["url"])
+
+        def status() -> str:
+            return str(browser.get(endless, headers=ali, timeout=10).json()["status"])
+
+        wait_for(lambda: status() == "running", 60, "the endless loop never ran")
+        berna, placement = launch(browser, base, "berna", link_id)
+        answered = browser.post(
+            f"{base}/api/placements/{placement}/answers",
+            json={"question_id": "why-scale", "answer": 1},
+            headers=berna,
+            timeout=10,
+        )
+        assert answered.status_code == 201, answered.text
+        since = time.time()
+
+        def posted():
+            scores = browser.get(base + "/demo/admin/scores", timeout=10).json()
+            return [s for s in scores if s["applied"] and s["body"]["scoreGiven"] > 0]
+
+        wait_for(posted, 60, "the answer's score never reached the demo LMS")
+        landed_s = time.time() - since
+        assert landed_s <= 10, f"the score reached the LMS {landed_s:.1f} s after the answer"
+        assert status() == "running", "the grading pool was not busy all along"
 
 
 def _tree(root: int) -> dict[tuple[int, str], str]:
@@ -142,7 +198,8 @@ def test_a_killed_dev_takes_every_child_with_it_and_the_next_starts_clean(tmp_pa
 
         groups = wait_for(pool_armed, slowness.scaled(60), "the dev worker's pool never armed")
         tree = _tree(dev.pid)
-        for program in ("redis-server", "workers.app worker", "gunicorn"):
+        programs = ("redis-server", "worker --queues grade", "worker --queues sync", "gunicorn")
+        for program in programs:
             assert any(program in command for command in tree.values()), (program, tree)
     finally:
         dev.kill()  # SIGKILL: no handler of dev's runs

@@ -31,6 +31,13 @@ def lms():
             time.sleep(2)
         if request.args.get("deep"):  # a token answer nested deeper than Python recurses
             return Response("[" * 100_000, content_type="application/json")
+        if request.args.get("throttled"):  # Canvas's throttle (FINDINGS.md)
+            return Response(
+                "403 Forbidden (Rate Limit Exceeded)",
+                status=403,
+                headers={"X-Rate-Limit-Remaining": request.args["throttled"]},
+                content_type="text/plain",
+            )
         return Response(SECRET, status=status)
 
     server = make_server("127.0.0.1", 0, app, threaded=True)
@@ -111,9 +118,12 @@ def test_no_failure_is_described_in_the_lmss_words(error, caplog):
         ("status=503", True),
         ("status=504", True),
         ("status=429", True),
+        ("throttled=0.0", True),  # Canvas's throttle: a 403 with no request cost left
+        ("throttled=412.5", False),  # a 403 with cost left: a refusal of this request
         # answers: a refusal of this request counts against it, as before
         ("status=400", False),
         ("status=401", False),
+        ("status=403", False),
         ("status=404", False),
         ("status=422", False),
         ("status=500", False),
