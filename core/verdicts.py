@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from core.cases import CaseVerdict, crash_message, judge_case
 from core.compare import LineDiff
@@ -61,17 +61,33 @@ class Verdict:
 @dataclass(frozen=True)
 class Turn:
     """A submission's share of the sandbox: once its runs of this turn have taken `slice_ms`
-    and `others_wait()` says another student's work is waiting, it lets that go first."""
+    and `others_wait()` says another student's work is waiting, it lets that go first.
+
+    While others wait as the turn begins, a case's first try runs under `first_try_s` at most
+    (0: whole): one that times out there is only noted as tried, and runs whole in a later
+    turn, so that an endless loop holds the sandbox for a moment, not a whole time limit, at
+    the head of a rush. `tried`: the cases (by index) an earlier turn cut short.
+    """
 
     slice_ms: int
     others_wait: Callable[[], bool]
+    first_try_s: float = 0.0
+    tried: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True)
 class Paused:
-    """A grading that let others go first: the results of its cases run so far, in order."""
+    """A grading that let others go first: the results of its cases run so far, in order,
+    and the cases after them that were cut short (by index), to run whole next time."""
 
     done: tuple[RunResult, ...]
+    tried: frozenset[int] = frozenset()
+
+
+@dataclass(frozen=True)
+class _Ran:
+    results: list[RunResult]  # of the cases from `start` on, in order, each run whole
+    tried: frozenset[int]  # cases cut short, not in `results`
 
 
 def grade_source(exercise: Exercise, source: bytes, sandbox: Sandbox) -> Verdict:
@@ -100,21 +116,25 @@ def grade_in_turns(
         case.request(files, exercise.entrypoint, exercise.limits) for case in exercise.cases
     ]
     results = list(done[: len(requests)])
-    results += _run_from(sandbox, requests, len(results), turn)
+    ran = _run_from(sandbox, requests, len(results), turn)
+    results += ran.results
     if len(results) < len(requests):
-        return Paused(tuple(results))
+        return Paused(tuple(results), ran.tried)
     return judge(exercise, results)
 
 
 def _run_from(
     sandbox: Sandbox, requests: Sequence[RunRequest], start: int, turn: Turn | None
-) -> list[RunResult]:
-    """Run requests[start:] in order, as many at a time as the sandbox takes; results in
-    request order. With a turn, no run starts once the turn is used up and others wait, so
+) -> _Ran:
+    """Run requests[start:] in order, as many at a time as the sandbox takes. With a turn, no
+    run starts once the turn is used up and others wait, nor once a first try was cut short;
     the results are those of the first cases, each run whole."""
     lock = threading.Lock()
     results: dict[int, RunResult] = {}
+    cut: set[int] = set()
     taken, spent_ms, stopped = start, 0, False
+    tried = turn.tried if turn is not None else frozenset()
+    short = turn is not None and turn.first_try_s > 0 and turn.others_wait()
 
     def take() -> int | None:
         nonlocal taken, stopped
@@ -128,12 +148,22 @@ def _run_from(
             return taken - 1
 
     def runs() -> None:
-        nonlocal spent_ms
+        nonlocal spent_ms, stopped
         while (index := take()) is not None:
-            result = sandbox.run(requests[index])
+            request = requests[index]
+            cutting = short and index not in tried
+            if cutting and turn is not None and request.limits.time_s > turn.first_try_s:
+                request = replace(request, limits=replace(request.limits, time_s=turn.first_try_s))
+            else:
+                cutting = False
+            result = sandbox.run(request)
             with lock:
-                results[index] = result
                 spent_ms += result.duration_ms
+                if cutting and result.outcome is RunOutcome.TIMEOUT:
+                    cut.add(index)
+                    stopped = True
+                else:
+                    results[index] = result
 
     width = min(len(requests) - start, max(sandbox.parallel_runs, 1))
     if width <= 1:
@@ -142,7 +172,13 @@ def _run_from(
         with ThreadPoolExecutor(width, thread_name_prefix="case") as pool:
             for ran in [pool.submit(runs) for _ in range(width)]:
                 ran.result()
-    return [results[index] for index in range(start, taken)]
+    prefix = []
+    for index in range(start, taken):
+        if index not in results:
+            break  # a case after one cut short runs again with it: results stay in order
+        prefix.append(results[index])
+    done_until = start + len(prefix)
+    return _Ran(prefix, frozenset(i for i in {*tried, *cut} if i >= done_until))
 
 
 def judge(

@@ -36,6 +36,10 @@ _SAVE_TRIES = 6  # ~30 s of backoff: a database that blinks does not cost a run
 # endless loop pauses after its first case's time limit instead of holding the queue for all
 # six (issue 27: 15-19 s a submission, 177-190 s for a student behind ten of them).
 TURN_MS = 2000
+# A case's first try while others wait runs under this time limit at most: an endless loop at
+# the head of a rush costs a second of the sandbox, not its 5 s limit, before the others go;
+# cut short, it runs whole in a later turn (its verdict is never the cut one's).
+FIRST_TRY_S = 1.0
 
 
 class Outcome(enum.StrEnum):
@@ -99,7 +103,9 @@ def grade_stored(
         _save(lambda: submissions.release(store, claimed, clock(), problem=problem))
         return Graded(Outcome.RETRY, retry_in_s=2.0**claimed.claims)
     if isinstance(verdict, PausedCases):
-        paused = _save(lambda: submissions.pause(store, claimed, verdict.done, clock()))
+        paused = _save(
+            lambda: submissions.pause(store, claimed, verdict.done, clock(), verdict.tried)
+        )
         return Graded(Outcome.PAUSED if paused else Outcome.FENCED_OUT)
     after = _save(lambda: submissions.finish(store, claimed, verdict, clock(), lesson=lesson))
     return _followed(Outcome.GRADED, after)
@@ -122,9 +128,11 @@ def _followed(outcome: Outcome, after: After) -> Graded:
 
 @dataclass(frozen=True)
 class PausedCases:
-    """A grading paused in its turn: the results of its first cases, by case name."""
+    """A grading paused in its turn: the results of its first cases, and the cases cut short
+    after them, by case name."""
 
     done: tuple[tuple[str, RunResult], ...]
+    tried: tuple[str, ...] = ()
 
 
 def _grade(
@@ -136,11 +144,13 @@ def _grade(
     names = [name for name, _ in claimed.done]
     same = names == [case.name for case in cases[: len(names)]]
     done = [ran for _, ran in claimed.done] if same else []  # the lesson may have changed
-    turn = Turn(TURN_MS, lambda: submissions.others_wait(store, claimed))
+    tried = frozenset(i for i, case in enumerate(cases) if case.name in claimed.tried)
+    turn = Turn(TURN_MS, lambda: submissions.others_wait(store, claimed), FIRST_TRY_S, tried)
     graded = grade_in_turns(lesson.exercise, claimed.source.encode(), sandbox, done, turn)
     if isinstance(graded, Paused):
         ran = zip(cases[: len(graded.done)], graded.done, strict=True)
-        return PausedCases(tuple((case.name, result) for case, result in ran))
+        cut = tuple(case.name for i, case in enumerate(cases) if i in graded.tried)
+        return PausedCases(tuple((case.name, result) for case, result in ran), cut)
     return graded
 
 

@@ -65,6 +65,7 @@ class Claim:
     to_lms: bool = True  # the placement's grades go to an LMS (see grades.reaches_lms)
     # its first cases' results, by case name, from a turn that paused
     done: tuple[tuple[str, RunResult], ...] = ()
+    tried: tuple[str, ...] = ()  # cases after those whose first try was cut short
 
 
 @dataclass(frozen=True)
@@ -353,8 +354,11 @@ def claim(
             queue=taken.queue,
             to_lms=grades.reaches_lms(line_item_url, line_items_url),
             done=tuple(
-                (str(kept["case"]), result_from(kept["result"])) for kept in taken.progress or ()
+                (str(kept["case"]), result_from(kept["result"]))
+                for kept in taken.progress or ()
+                if "result" in kept
             ),
+            tried=tuple(str(kept["case"]) for kept in taken.progress or () if kept.get("tried")),
         )
 
 
@@ -493,13 +497,23 @@ def release(store: Store, held: Claim, now: datetime, problem: str | None = None
         return changed(session, _give_back(held, now).values(grader_error=problem)) == 1
 
 
-def pause(store: Store, held: Claim, done: Sequence[tuple[str, RunResult]], now: datetime) -> bool:
-    """Give the submission back to its queue with its first cases' results, to be taken again
-    at the tail; False when the claim no longer holds.
+def pause(
+    store: Store,
+    held: Claim,
+    done: Sequence[tuple[str, RunResult]],
+    now: datetime,
+    tried: Sequence[str] = (),
+) -> bool:
+    """Give the submission back to its queue with its first cases' results (and the cases
+    cut short after them), to be taken again behind fresh work; False when the claim no
+    longer holds.
 
     A pause is no lost worker: the claim it made is not counted against grade_attempts.
     """
-    progress = [{"case": name, "result": result_record(ran)} for name, ran in done]
+    progress: list[dict[str, object]] = [
+        {"case": name, "result": result_record(ran)} for name, ran in done
+    ]
+    progress += [{"case": name, "tried": True} for name in tried]
     with store.session() as session:
         given_back = _give_back(held, now).values(claims=Submission.claims - 1, progress=progress)
         return changed(session, given_back) == 1

@@ -48,3 +48,51 @@ def test_parallel_runs_stop_taking_cases_but_finish_the_ones_they_took():
     paused = grade_in_turns(EXERCISE, ENDLESS, sandbox, turn=Turn(2000, lambda: True))
     assert isinstance(paused, Paused) and 2 <= len(paused.done) < 6
     assert len(sandbox.requests) == len(paused.done)
+
+
+def limited(request):
+    """An endless loop: it runs for as long as its time limit allows."""
+    return RunResult(RunOutcome.TIMEOUT, duration_ms=int(request.limits.time_s * 1000), reason="")
+
+
+def test_while_others_wait_a_first_try_is_cut_short_and_runs_whole_next_turn():
+    sandbox = FakeSandbox(limited)
+    first = grade_in_turns(EXERCISE, ENDLESS, sandbox, turn=Turn(2000, lambda: True, 0.5))
+    assert isinstance(first, Paused) and first.done == () and first.tried == {0}
+    assert [r.limits.time_s for r in sandbox.requests] == [0.5]  # half a second, not five
+    later = Turn(2000, lambda: True, 0.5, first.tried)
+    second = grade_in_turns(EXERCISE, ENDLESS, sandbox, first.done, later)
+    # the tried case ran whole (its verdict), which used the turn
+    assert isinstance(second, Paused) and len(second.done) == 1 and second.tried == set()
+    assert [r.limits.time_s for r in sandbox.requests] == [0.5, EXERCISE.limits.time_s]
+    assert second.done[0].duration_ms == EXERCISE.limits.time_s * 1000
+    third = grade_in_turns(EXERCISE, ENDLESS, sandbox, second.done, Turn(2000, lambda: True, 0.5))
+    assert isinstance(third, Paused) and len(third.done) == 1 and third.tried == {1}
+
+
+def test_cut_turns_end_in_the_verdict_one_turn_gives():
+    sandbox = FakeSandbox(limited, parallel_runs=2)
+    done, tried = (), frozenset()
+    while True:
+        graded = grade_in_turns(
+            EXERCISE, ENDLESS, sandbox, done, Turn(2000, lambda: True, 0.5, tried)
+        )
+        if isinstance(graded, Verdict):
+            break
+        done, tried = graded.done, graded.tried
+    assert graded == grade_source(EXERCISE, ENDLESS, FakeSandbox(limited))
+    whole = [r for r in sandbox.requests if r.limits.time_s == EXERCISE.limits.time_s]
+    assert len(whole) == 6  # each case's verdict comes from a whole run
+
+
+def test_a_case_that_ends_within_its_first_try_is_not_run_again():
+    sandbox = FakeSandbox()  # the fake's runs end at once
+    graded = grade_in_turns(EXERCISE, b"print(1)\n", sandbox, turn=Turn(2000, lambda: True, 0.5))
+    assert isinstance(graded, Verdict) and len(sandbox.requests) == 6
+
+
+def test_nobody_waiting_at_the_turns_start_no_case_is_cut():
+    sandbox = FakeSandbox(limited)
+    graded = grade_in_turns(EXERCISE, ENDLESS, sandbox, turn=Turn(2000, lambda: False, 0.5))
+    assert isinstance(graded, Verdict)
+    assert {r.limits.time_s for r in sandbox.requests} == {EXERCISE.limits.time_s}

@@ -25,13 +25,13 @@ from tests.slowness import scaled, stretch
 ENDLESS = "while True:\n    pass\n"
 
 
-def write_lessons(root):
+def write_lessons(root, time_s=1.0):
     """Copy the six-case lesson, with a short time limit."""
     lesson = root / SCALED
     shutil.copytree(REPO / "lessons" / SCALED, lesson)
     (root / "expert" / "track.yaml").write_text("title: Expert\nlessons:\n  - scaled-dot-product\n")
     exercise = lesson / "exercise.yaml"
-    limit = stretch(Limits(time_s=1.0)).time_s
+    limit = stretch(Limits(time_s=time_s)).time_s
     exercise.write_text(exercise.read_text() + f"limits:\n  time_s: {limit}\n")
     return root
 
@@ -128,6 +128,58 @@ def test_a_fresh_submission_goes_before_a_grading_whose_turn_is_over(
         assert progress_of(pipeline, first) == paused_with, "the right answer waited for a turn"
         every = [first, second, right]
         assert pipeline.wait_until(every, "graded", scaled(120)), pipeline.explain(every)
+        counts = pipeline.counts(every)
+        assert (counts.graded, counts.lost, counts.duplicated) == (3, 0, 0)
+    finally:
+        pipeline.stop()
+
+
+def progress_rows(pipeline, submission_id):
+    with pipeline.store.session() as session:
+        found = session.scalar(select(Submission.progress).where(Submission.id == submission_id))
+    return found or []
+
+
+def test_an_endless_loop_at_the_head_of_a_rush_holds_the_sandbox_a_moment_not_its_limit(
+    tmp_path, redis_server, database_url
+):
+    # the lesson's limit is 4 s: the first endless loop runs alone, so its first cases run
+    # whole; the second begins its turn with others waiting, so its first try is cut to a
+    # second (FIRST_TRY_S), and the right answer behind it goes before its whole run
+    pipeline = Pipeline(
+        tmp_path,
+        redis_server,
+        database_url,
+        sandbox="warm",
+        lessons_dir=write_lessons(tmp_path / "lessons", time_s=4.0),
+        lease_s=60,
+    )
+    try:
+        pipeline.start_worker(concurrency=1)
+        pipeline.student()
+        first = pipeline.submit(ENDLESS)
+        deadline = time.monotonic() + scaled(30)
+        while pipeline.statuses([first])[first] != "running":
+            assert time.monotonic() < deadline, pipeline.explain([first])
+            time.sleep(0.05)
+        pipeline.student()
+        second = pipeline.submit(ENDLESS)
+        pipeline.student()
+        right = pipeline.submit(SOLUTION)
+        assert pipeline.wait_until([right], "graded", scaled(30)), pipeline.explain([right])
+        kept = progress_rows(pipeline, second)
+        # before this work the second loop's first cases ran whole before the right answer
+        assert kept and all(entry.get("tried") for entry in kept), kept
+        every = [first, second, right]
+        assert pipeline.wait_until(every, "graded", scaled(240)), pipeline.explain(every)
+        with pipeline.store.session() as session:
+            rows = session.execute(
+                select(Submission.id, Submission.run_status, Submission.cases).where(
+                    Submission.id.in_([first, second])
+                )
+            ).all()
+        for row in rows:  # each verdict is of whole runs: six timeouts at the lesson's limit
+            assert row.run_status == "timeout" and len(row.cases) == 6
         counts = pipeline.counts(every)
         assert (counts.graded, counts.lost, counts.duplicated) == (3, 0, 0)
     finally:

@@ -72,11 +72,12 @@ def test_a_paused_grading_keeps_its_cases_and_is_no_lost_claim(store):
     submission(store, placed.placement_id, other, "# theirs")
     assert submissions.others_wait(store, claim)
     ran = RunResult(RunOutcome.TIMEOUT, stdout=b"\xff\x00 bytes", duration_ms=5003, cpu_ms=4990)
-    assert submissions.pause(store, claim, [("first case", ran)], utcnow())
+    assert submissions.pause(store, claim, [("first case", ran)], utcnow(), ["second case"])
     assert not submissions.pause(store, claim, [], utcnow())  # fenced: the claim is over
     again = submissions.claim(store, mine, 30, utcnow())
     assert isinstance(again, Claim)
     assert again.done == (("first case", ran),) and again.claims == 1
+    assert again.tried == ("second case",)  # its first try was cut short: it runs whole next
     submissions.finish(store, again, DONE, utcnow())
     with store.session() as session:
         kept = session.get(Submission, mine)
