@@ -103,18 +103,23 @@ def test_a_direct_send_after_a_redis_restart_reconnects(queues, redis_server):
     ]
 
 
+def _delivered(celery_app, count):
+    """Return the submission ids of the next `count` messages kombu's consumer takes."""
+    with celery_app.connection_for_read() as connection:
+        taken = connection.SimpleQueue(Queue.GRADE.value, no_ack=True)
+        try:
+            return [taken.get(timeout=5).payload[0][0] for _ in range(count)]
+        finally:
+            taken.close()
+
+
 def test_a_message_sent_first_is_the_one_kombu_delivers_next(queues):
     celery_app, _ = queues
     for submission_id in (1, 2, 3):
         assert send_grade(celery_app, GradeMessage(submission_id)) is True
     assert send_grade(celery_app, GradeMessage(99), first=True) is True
     # kombu's own consumer (what a worker runs) takes them in this order
-    with celery_app.connection_for_read() as connection:
-        taken = connection.SimpleQueue(Queue.GRADE.value, no_ack=True)
-        try:
-            order = [taken.get(timeout=5).payload[0][0] for _ in range(4)]
-        finally:
-            taken.close()
+    order = _delivered(celery_app, 4)
     assert order == [99, 1, 2, 3]
 
 
@@ -125,12 +130,7 @@ def test_a_message_sent_later_waits_behind_every_fresh_one(queues):
         assert send_grade(celery_app, GradeMessage(submission_id)) is True
     assert send_grade(celery_app, GradeMessage(8), later=True) is True
     assert sum(map(reader.llen, list_keys(Queue.GRADE))) == 4  # what the metrics count
-    with celery_app.connection_for_read() as connection:
-        taken = connection.SimpleQueue(Queue.GRADE.value, no_ack=True)
-        try:
-            order = [taken.get(timeout=5).payload[0][0] for _ in range(4)]
-        finally:
-            taken.close()
+    order = _delivered(celery_app, 4)
     assert order == [1, 2, 7, 8]
 
 
