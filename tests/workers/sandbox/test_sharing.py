@@ -31,7 +31,7 @@ from tests.workers.sandbox.leftovers import (
     settled,
     warm_leftovers,
 )
-from workers.sandbox import cgroups, make_sandbox
+from workers.sandbox import cgroups, make_sandbox, slices
 from workers.sandbox.bwrap import BwrapSandbox
 from workers.sandbox.warm import WarmSandbox
 
@@ -115,6 +115,7 @@ def _theirs(backend: str, other: Foreign) -> list[str]:
             capture_output=True, text=True, timeout=30,
         )  # fmt: skip
         groups = [name for name in cgroups.names("docker-") if other.instance in name]
+        groups += [name for name in slices.names() if other.instance in name]
         return listed.stdout.split() + groups
     locks, uids = (WARM_LOCKS, WARM_UIDS) if backend == "warm" else (BWRAP_LOCKS, BWRAP_UIDS)
     held = {uid for uid, pids in lock_holders(locks).items() if other.pid in pids and uid in uids}
