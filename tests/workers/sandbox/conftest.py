@@ -15,11 +15,20 @@ from core.runs import Sandbox
 from service.settings import Settings
 from tests import slowness
 from tests.conftest import LESSONS
-from workers.sandbox import make_sandbox
+from workers.sandbox import docker, make_sandbox
 
 BACKENDS_UNDER_TEST = ["bwrap", "docker", "warm"]
 SETUP = {"docker": "docker_daemon"}
 MARKS = {"bwrap": [pytest.mark.bwrap], "docker": [pytest.mark.docker], "warm": [pytest.mark.bwrap]}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _container_starts_scaled() -> Iterator[None]:
+    """Wait for a container's start as long as this host's slowness asks: in the emulated
+    Debian 12 guest (25-50x) a `docker run` beside a busy neighbour took over the 30 s."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(docker, "_START_TIMEOUT_S", slowness.scaled(docker._START_TIMEOUT_S))
+        yield
 
 
 @pytest.fixture(scope="session")
