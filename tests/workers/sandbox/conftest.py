@@ -15,7 +15,8 @@ from core.runs import Sandbox
 from service.settings import Settings
 from tests import slowness
 from tests.conftest import LESSONS
-from workers.sandbox import docker, make_sandbox
+from tests.workers.sandbox import docker_waits
+from workers.sandbox import make_sandbox
 
 BACKENDS_UNDER_TEST = ["bwrap", "docker", "warm"]
 SETUP = {"docker": "docker_daemon"}
@@ -23,11 +24,9 @@ MARKS = {"bwrap": [pytest.mark.bwrap], "docker": [pytest.mark.docker], "warm": [
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _container_starts_scaled() -> Iterator[None]:
-    """Wait for a container's start as long as this host's slowness asks: in the emulated
-    Debian 12 guest (25-50x) a `docker run` beside a busy neighbour took over the 30 s."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(docker, "_START_TIMEOUT_S", slowness.scaled(docker._START_TIMEOUT_S))
+def _docker_waits_scaled() -> Iterator[None]:
+    """Wait on docker as long as this host's slowness asks (see docker_waits.py)."""
+    with docker_waits.scaled():
         yield
 
 
