@@ -126,11 +126,7 @@ class RunCgroup:
     def usage(self) -> Usage:
         """Return what the run used; read before remove()."""
         if self.v2:
-            d = self.dirs["all"]
-            peak = _read_int(d / "memory.peak")
-            events = _read_kv(d / "memory.events")
-            cpu_us = _read_kv(d / "cpu.stat").get("usage_usec", 0)
-            return Usage(peak, events.get("oom_kill", 0) > 0, cpu_us / 1e6)
+            return usage_v2(self.dirs["all"])
         memory = self.dirs["memory"]
         peak = _read_int(memory / "memory.max_usage_in_bytes")
         oom = _read_kv(memory / "memory.oom_control").get("oom_kill", 0) > 0
@@ -177,6 +173,14 @@ class RunCgroup:
             else:
                 gone = False
         return gone
+
+
+def usage_v2(directory: Path) -> Usage:
+    """Return what a cgroup v2 directory saw: its peak memory, OOM kills and CPU time."""
+    peak = _read_int(directory / "memory.peak")
+    events = _read_kv(directory / "memory.events")
+    cpu_us = _read_kv(directory / "cpu.stat").get("usage_usec", 0)
+    return Usage(peak, events.get("oom_kill", 0) > 0, cpu_us / 1e6)
 
 
 def sweep_slot(prefix: str, deadline_s: float = 10.0) -> int:

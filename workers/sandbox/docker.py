@@ -12,8 +12,9 @@ A run, from outside in:
   container start-up is not charged.
 No --rm: the daemon would remove the container before its OOMKilled flag could be read, so the
 container is inspected, then force-removed, whatever happened. Only this module talks to Docker.
-When the daemon is local and uses cgroupfs, each container goes under a cgroup of the run's
-(--cgroup-parent), which outlives the container and gives the run's CPU time and peak memory.
+When the daemon is local, each container goes under a cgroup of the run's (--cgroup-parent),
+which outlives the container and gives the run's CPU time and peak memory: a cgroup of ours
+with the cgroupfs driver, a slice of its own with the systemd driver (workers/sandbox/slices.py).
 Each DockerSandbox has an instance id of its own, carried by its containers (a label, and in
 their names, so also in their accounting cgroups' names): what one sandbox made can be told
 from another's, even another codeblanks's on the same host.
@@ -39,7 +40,7 @@ from typing import IO
 
 from core.errors import GraderError
 from core.runs import RunOutcome, RunRequest, RunResult
-from workers.sandbox import cgroups, docker_entry, memfd
+from workers.sandbox import cgroups, docker_entry, memfd, slices
 from workers.sandbox.capture import capture
 from workers.sandbox.outcomes import Ending, classify
 from workers.sandbox.zygote import seccomp
@@ -61,6 +62,7 @@ _DATA_LIMIT = 2048 * 2**20  # per process, like bwrap's address-space limit (no 
 # the accounting cgroups, beside bwrap's and the warm pool's: docker-DEADLINE-CONTAINER
 _GROUP_PREFIX = "docker-"
 _ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin"}  # the CLI gets nothing of the worker's env
+Accounting = cgroups.RunCgroup | slices.RunSlice
 
 
 class DockerSandbox:
@@ -71,7 +73,7 @@ class DockerSandbox:
         self._docker = shutil.which("docker", path=_ENV["PATH"])
         self._checked = False
         self.parallel_runs = os.cpu_count() or 1  # each container is given one CPU
-        self._accounting = False  # whether runs get a cgroup parent of ours (see check)
+        self._driver = ""  # the daemon's cgroup driver, when runs get a parent of ours (check)
         self.instance = secrets.token_hex(6)  # in its containers' label and names
 
     def check(self) -> None:
@@ -90,7 +92,9 @@ class DockerSandbox:
         self.sweep()
         if cgroups.available() is None:  # we are root on a host whose cgroups we can write
             driver = self._cli("info", "--format", "{{.CgroupDriver}}", check=False)
-            self._accounting = driver.stdout.strip() == b"cgroupfs"  # systemd wants a .slice
+            found = driver.stdout.decode(errors="replace").strip()
+            if found == "cgroupfs" or (found == "systemd" and shutil.which("systemctl")):
+                self._driver = found
         self._checked = True
 
     def sweep(self) -> int:
@@ -110,7 +114,8 @@ class DockerSandbox:
                 stale.append(name)
         if stale:
             self._cli("rm", "-f", *stale, check=False)
-        return len(stale) + cgroups.remove_empty(_GROUP_PREFIX, _expired)
+        removed = cgroups.remove_empty(_GROUP_PREFIX, _expired)
+        return len(stale) + removed + slices.stop_stale(_expired)
 
     def run(self, request: RunRequest) -> RunResult:
         """Run the request in a new container and return its output and how it ended."""
@@ -125,14 +130,18 @@ class DockerSandbox:
             if group is not None:
                 group.remove()
 
-    def _accounting_group(self, request: RunRequest, name: str) -> cgroups.RunCgroup | None:
-        """Make the cgroup the container goes under; its limits are looser than the container's."""
-        if not self._accounting:
+    def _accounting_group(self, request: RunRequest, name: str) -> Accounting | None:
+        """Make the cgroup the container goes under; its limits are looser than the container's
+        (a slice's are the container's own)."""
+        if not self._driver:
             return None
         limits = request.limits
         deadline = time.time() + _lifetime_s(limits.time_s)
+        named = f"{_GROUP_PREFIX}{deadline:.0f}-{name}"
+        if self._driver == "systemd":
+            return slices.RunSlice(named)
         group = cgroups.RunCgroup(
-            f"{_GROUP_PREFIX}{deadline:.0f}-{name}",
+            named,
             (2 * limits.memory_mb + 64) * 2**20,
             2 * limits.processes + 8,
         )
@@ -148,7 +157,7 @@ class DockerSandbox:
         name: str,
         uid: int,
         payload: bytes,
-        group: cgroups.RunCgroup | None,
+        group: Accounting | None,
     ) -> RunResult:
         try:
             proc = self._start(request, name, uid, group)
@@ -178,7 +187,7 @@ class DockerSandbox:
         )
 
     def _start(
-        self, request: RunRequest, name: str, uid: int, group: cgroups.RunCgroup | None = None
+        self, request: RunRequest, name: str, uid: int, group: Accounting | None = None
     ) -> subprocess.Popen[bytes]:
         """Start `docker run` for the request, the container's seccomp profile on a memfd."""
         profile = memfd.holding(_PROFILE, "codeblanks-seccomp.json")
@@ -312,8 +321,9 @@ def _lifetime_s(time_s: float) -> float:
 
 
 def _expired(group: str) -> bool:
-    """Say whether an accounting cgroup (docker-DEADLINE-CONTAINER) is past its deadline."""
-    deadline = group.removeprefix(_GROUP_PREFIX).split("-")[0]
+    """Say whether an accounting cgroup (docker-DEADLINE-CONTAINER) is past its deadline; a
+    slice's name has underscores for its dashes."""
+    deadline = group.replace("_", "-").removeprefix(_GROUP_PREFIX).split("-")[0]
     return not deadline.isdigit() or int(deadline) < time.time()  # no deadline: an old version's
 
 

@@ -15,11 +15,19 @@ from core.runs import Sandbox
 from service.settings import Settings
 from tests import slowness
 from tests.conftest import LESSONS
+from tests.workers.sandbox import docker_waits
 from workers.sandbox import make_sandbox
 
 BACKENDS_UNDER_TEST = ["bwrap", "docker", "warm"]
 SETUP = {"docker": "docker_daemon"}
 MARKS = {"bwrap": [pytest.mark.bwrap], "docker": [pytest.mark.docker], "warm": [pytest.mark.bwrap]}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _docker_waits_scaled() -> Iterator[None]:
+    """Wait on docker as long as this host's slowness asks (see docker_waits.py)."""
+    with docker_waits.scaled():
+        yield
 
 
 @pytest.fixture(scope="session")

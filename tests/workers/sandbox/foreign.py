@@ -15,6 +15,7 @@ from core.errors import GraderError
 from core.runs import Limits, RunRequest
 from service.settings import Settings
 from tests import slowness
+from tests.workers.sandbox import docker_waits
 from workers.sandbox import make_sandbox
 
 # numpy and a child process: each run makes processes, a cgroup and (bwrap) a tmpfs of its own
@@ -53,4 +54,6 @@ def main(backend: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    with docker_waits.scaled():  # as the tests' own docker runs wait (conftest.py)
+        code = main(sys.argv[1])
+    sys.exit(code)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests import slowness
-from workers.sandbox import cgroups, scratch
+from workers.sandbox import cgroups, scratch, slices
 from workers.sandbox import docker as docker_backend
 from workers.sandbox.bwrap import BwrapSandbox
 from workers.sandbox.docker import DockerSandbox
@@ -267,8 +267,8 @@ def released_leftovers(uids: Iterable[int], released_at: float) -> list[str]:
 def docker_leftovers(sandbox: DockerSandbox) -> list[str]:
     """Return what `sandbox`'s runs left: its containers, accounting cgroups and processes.
 
-    A process is found by its accounting cgroup, which a daemon with the systemd cgroup
-    driver does not give (then a leftover process is found by its container only).
+    A process is found by its accounting cgroup (or, with the systemd cgroup driver, its run's
+    slice: workers/sandbox/slices.py), named after its container.
     """
     instance = sandbox.instance
     listed = subprocess.run(
@@ -278,6 +278,7 @@ def docker_leftovers(sandbox: DockerSandbox) -> list[str]:
     )  # fmt: skip
     found = [f"container {name}" for name in listed.stdout.split()]
     found += [f"cgroup {name}" for name in cgroups.names("docker-") if instance in name]
+    found += [f"slice {name}" for name in slices.names() if instance in name]
     uids = range(docker_backend.FIRST_UID, docker_backend.FIRST_UID + docker_backend.UIDS)
     for process in processes(uids):
         try:

@@ -191,7 +191,7 @@ def test_a_run_reports_its_cpu_time_and_peak_memory_and_leaves_no_cgroup(docker)
     result = run(docker, source, memory_mb=256)
     assert result.outcome is RunOutcome.EXITED and result.exit_code == 0, result.stderr
     assert result.peak_memory_kb >= 25 * 1024
-    assert 300 <= result.cpu_ms < 5000
+    assert 300 <= result.cpu_ms < slowness.scaled(5) * 1000  # python and numpy start in it too
     assert docker_leftovers(docker) == []  # its accounting cgroup went with it
 
 

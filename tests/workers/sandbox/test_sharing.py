@@ -17,6 +17,7 @@ import pytest
 
 from core.runs import RunRequest, Sandbox
 from service.settings import Settings
+from tests import slowness
 from tests.conftest import REPO
 from tests.workers.sandbox.leftovers import (
     BWRAP_LOCKS,
@@ -31,7 +32,7 @@ from tests.workers.sandbox.leftovers import (
     settled,
     warm_leftovers,
 )
-from workers.sandbox import cgroups, make_sandbox
+from workers.sandbox import cgroups, make_sandbox, slices
 from workers.sandbox.bwrap import BwrapSandbox
 from workers.sandbox.warm import WarmSandbox
 
@@ -61,8 +62,9 @@ class Foreign:
                 self.bad.append(line.strip())
 
     def wait_runs(self, count: int, timeout_s: float = 120) -> None:
-        """Wait until it has reported `count` more good runs."""
-        target, ends = self.ok + count, time.monotonic() + timeout_s
+        """Wait until it has reported `count` more good runs (`timeout_s` on the reference
+        host: the emulated guest at 75x took 120 s for two docker runs)."""
+        target, ends = self.ok + count, time.monotonic() + slowness.scaled(timeout_s)
         while self.ok < target:
             assert self.proc.poll() is None and not self.bad, (self.bad, self.proc.returncode)
             assert time.monotonic() < ends, f"the other codeblanks made no progress: {self.ok}"
@@ -115,6 +117,7 @@ def _theirs(backend: str, other: Foreign) -> list[str]:
             capture_output=True, text=True, timeout=30,
         )  # fmt: skip
         groups = [name for name in cgroups.names("docker-") if other.instance in name]
+        groups += [name for name in slices.names() if other.instance in name]
         return listed.stdout.split() + groups
     locks, uids = (WARM_LOCKS, WARM_UIDS) if backend == "warm" else (BWRAP_LOCKS, BWRAP_UIDS)
     held = {uid for uid, pids in lock_holders(locks).items() if other.pid in pids and uid in uids}
