@@ -39,3 +39,22 @@ def test_the_rush_grades_every_student_once_and_lands_every_score() -> None:
     for key in ("verdict_ms", "seen_ms", "gradebook_ms"):
         assert set(result[key]) == {"p50", "p95", "max"} and None not in result[key].values()
     assert result["sandbox_only_per_s"] > 0
+
+
+@pytest.mark.bwrap
+def test_the_isolation_steps_are_each_measured_inside_the_sandbox_s_interpreter() -> None:
+    done = subprocess.run(
+        [sys.executable, "benchmarks/isolation_steps.py", "--runs", "2", "--json"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    walls = {"fork", "user", "pid", "mount", "ipc", "net", "caps", "filter", "all"}
+    assert set(result["fork_ms"]) == set(result["wall_ms"]) == walls
+    # every step's child ran the case and exited 0 (the script asserts it), and was timed
+    assert all(ms > 0 for ms in result["fork_ms"].values())
+    assert result["warm_run_ms"] > 0
+    assert set(result["five_cases_in_runs"]) == {"one_after_another", "at_once"}
