@@ -193,6 +193,33 @@ def test_tasks_are_sent_only_through_the_queue_senders():
     assert wrong == []
 
 
+# who sends what follows a change: the queue's own senders, the one sender of the web app (its
+# views hand over what their action returned), the tasks, the CLI's regrade, the sweep's
+# timer, and the roster's ask, which keeps a failed send on the course for its teacher
+SENDERS = {
+    "service/web/extensions.py",
+    "workers/tasks.py",
+    "workers/sweep.py",
+    "service/cli/regrade_command.py",
+    "service/lti/roster.py",
+}
+SEND_NAMES = {"send", "send_grade", "send_sync", "send_roster_read", "send_sweep"}
+
+
+def test_what_follows_an_action_is_returned_and_sent_in_one_place():
+    """An action returns the messages that follow it; views and actions never send them."""
+    wrong = []
+    for path, tree in SOURCES.items():
+        if path.startswith("service/queue/") or path in SENDERS:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module == "service.queue":
+                sends = sorted(SEND_NAMES & {alias.name for alias in node.names})
+                if sends:
+                    wrong.append(f"{path}:{node.lineno} imports {', '.join(sends)}")
+    assert wrong == []
+
+
 def test_the_error_handlers_are_registered_in_one_place():
     wrong = []
     for path, tree in SOURCES.items():

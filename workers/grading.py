@@ -21,6 +21,7 @@ from core.errors import GraderError
 from core.lessons import Catalog, Lesson
 from core.runs import RunResult, Sandbox
 from core.verdicts import Paused, Turn, Verdict, grade_in_turns
+from service.queue import GradeMessage, Message, Order, Queue
 from service.settings import Settings
 from service.store import submissions
 from service.store.database import Store
@@ -61,6 +62,7 @@ class Graded:
     outcome: Outcome
     retry_in_s: float = 0.0
     after: After | None = None  # GRADED and GAVE_UP only
+    follows: tuple[Message, ...] = ()  # to send once committed: the sync, the next turn
 
 
 def grade_stored(
@@ -106,7 +108,11 @@ def grade_stored(
         paused = _save(
             lambda: submissions.pause(store, claimed, verdict.done, clock(), verdict.tried)
         )
-        return Graded(Outcome.PAUSED if paused else Outcome.FENCED_OUT)
+        if not paused:
+            return Graded(Outcome.FENCED_OUT)
+        # its turn is over: behind every fresh submission of its queue
+        again = GradeMessage(submission_id, Queue(queue or Queue.GRADE), Order.LATER)
+        return Graded(Outcome.PAUSED, follows=(again,))
     after = _save(lambda: submissions.finish(store, claimed, verdict, clock(), lesson=lesson))
     return _followed(Outcome.GRADED, after)
 
@@ -123,7 +129,9 @@ def _give_up(
 
 
 def _followed(outcome: Outcome, after: After) -> Graded:
-    return Graded(outcome, after=after) if after.saved else Graded(Outcome.FENCED_OUT)
+    if not after.saved:
+        return Graded(Outcome.FENCED_OUT)
+    return Graded(outcome, after=after, follows=after.follows)
 
 
 @dataclass(frozen=True)

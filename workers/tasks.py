@@ -16,8 +16,7 @@ from sqlalchemy.exc import DBAPIError
 from core.errors import GraderError
 from service import logs
 from service.lti.roster import sync_roster
-from service.queue import GradeMessage, Queue, SyncMessage, TaskName, send_grade, send_sync
-from service.store.submissions import Next
+from service.queue import TaskName, send
 from workers.context import WorkerContext
 from workers.grading import Outcome, grade_stored
 from workers.sweep import sweep as find_stuck
@@ -58,14 +57,7 @@ def grade_submission(self: Task, submission_id: int) -> str:
         _retry(self, backoff(self.request.retries + 1), exc)
     if graded.outcome in (Outcome.HELD, Outcome.RETRY):
         _retry(self, graded.retry_in_s)
-    if graded.outcome is Outcome.PAUSED:  # its turn is over: behind every fresh submission
-        queue = Queue(_queue_of(self) or Queue.GRADE)
-        send_grade(self.app, GradeMessage(submission_id, queue), later=True)
-    after = graded.after  # decided by the store as it saved the verdict
-    if after is not None and after.next is Next.SYNC_TO_LMS:
-        send_sync(self.app, SyncMessage(after.user_id, after.placement_id))
-    if after is not None and after.then is not None:  # its author's next submission
-        send_grade(self.app, GradeMessage(after.then))
+    send(self.app, graded.follows)  # decided as the verdict (or the pause) was saved
     return graded.outcome.value
 
 
@@ -84,8 +76,7 @@ def sync_grade(self: Task, user_id: int, placement_id: int) -> str:
         )
     except DBAPIError as exc:
         _retry(self, backoff(self.request.retries + 1), exc)
-    for message in result.released:  # the LMS is back: what waited for it goes now
-        send_sync(self.app, message)
+    send(self.app, result.released)  # the LMS is back: what waited for it goes now
     if result.outcome in (Synced.RETRY, Synced.WAIT, Synced.AWAY):
         _retry(self, result.retry_in_s)
     return result.outcome.value
@@ -96,12 +87,7 @@ def sweep(self: Task) -> dict[str, int]:
     """Enqueue again what is stuck: submissions past their deadline, syncs past due."""
     ctx = context_of(self)
     found = find_stuck(ctx.store, ctx.settings)
-    for grade_message in found.submissions:
-        send_grade(self.app, grade_message, first=True)  # it has waited longest
-    for grade_message in found.turns:
-        send_grade(self.app, grade_message)  # it waited behind its author's own
-    for sync_message in found.syncs:
-        send_sync(self.app, sync_message)
+    send(self.app, [*found.submissions, *found.turns, *found.syncs])
     return {
         "submissions": len(found.submissions),
         "turns": len(found.turns),

@@ -9,9 +9,11 @@ import click
 @click.argument("placement_id", type=int)
 def regrade(placement_id: int) -> None:
     """Grade every graded submission of PLACEMENT_ID again, on the bulk `regrade` queue."""
+    from service.queue import send
     from service.web import create_app
     from service.web.teacher.regrading import regrade as queue_regrade
 
     app = create_app()
-    count = queue_regrade(app.extensions["store"], app.extensions["celery"], placement_id)
-    click.echo(f"codeblanks: {count} submissions queued for regrading")
+    gradings = queue_regrade(app.extensions["store"], placement_id)
+    send(app.extensions["celery"], gradings)
+    click.echo(f"codeblanks: {len(gradings)} submissions queued for regrading")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import enum
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -44,12 +45,21 @@ class TaskName(enum.StrEnum):
     REFRESH_ROSTER = "codeblanks.refresh_roster"
 
 
+class Order(enum.StrEnum):
+    """Where a grading goes in its queue."""
+
+    FRESH = "fresh"  # at the tail, like any new submission
+    FIRST = "first"  # at the head: recovered from a dead worker, it has waited longest
+    LATER = "later"  # behind every fresh message: a grading whose turn is over
+
+
 @dataclass(frozen=True)
 class GradeMessage:
     """Grade one stored submission, on the students' queue or the bulk regrade queue."""
 
     submission_id: int
     queue: Queue = Queue.GRADE
+    order: Order = Order.FRESH
 
 
 @dataclass(frozen=True)
@@ -67,19 +77,34 @@ class RosterMessage:
     course_id: int
 
 
-def send_grade(
-    celery_app: Celery, message: GradeMessage, first: bool = False, later: bool = False
-) -> bool:
-    """Send a submission to be graded; return False (and log) if the broker is away.
+Message = GradeMessage | SyncMessage | RosterMessage
 
-    `first`: at the head of its queue, for a submission recovered from a dead worker (it has
-    waited longest); over Redis only, elsewhere at the tail like any other. `later`: behind
-    every fresh message, for a grading whose turn is over (over Redis; elsewhere at the tail).
+
+def send(celery_app: Celery, messages: Iterable[Message]) -> int:
+    """Send what follows a committed change, each message its own way; return how many went.
+
+    After the commit only: a message lost to a broker that is away only delays its work, as
+    the database holds it and the sweep sends it again.
+    """
+    sent = 0
+    for message in messages:
+        if isinstance(message, GradeMessage):
+            sent += send_grade(celery_app, message)
+        elif isinstance(message, SyncMessage):
+            sent += send_sync(celery_app, message)
+        else:
+            sent += send_roster_read(celery_app, message)
+    return sent
+
+
+def send_grade(celery_app: Celery, message: GradeMessage) -> bool:
+    """Send a submission to be graded, in its order; return False (and log) if the broker is
+    away. FIRST and LATER hold over Redis only; elsewhere they go to the tail like any other.
     """
     args = [message.submission_id]
-    if first:
+    if message.order is Order.FIRST:
         return _send(celery_app, TaskName.GRADE_SUBMISSION, args, message.queue, first=True)
-    if later:
+    if message.order is Order.LATER:
         return _send(celery_app, TaskName.GRADE_SUBMISSION, args, message.queue, priority=LATER)
     return _send(celery_app, TaskName.GRADE_SUBMISSION, args, message.queue)
 

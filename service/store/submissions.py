@@ -43,7 +43,7 @@ from core.messages import say, to_json
 from core.placements import Policy
 from core.runs import RunResult, RunStatus, result_from, result_record
 from core.verdicts import Verdict
-from service.queue import GradeMessage, Queue
+from service.queue import GradeMessage, Message, Order, Queue, SyncMessage
 from service.store import grades
 from service.store.database import Store, changed
 from service.store.models import Course, Placement, Regrade, Submission, User
@@ -108,6 +108,13 @@ class After:
     def saved(self) -> bool:
         """Return whether the verdict was saved (the claim still held)."""
         return self.next is not Next.NOTHING
+
+    @property
+    def follows(self) -> tuple[Message, ...]:
+        """Return the messages to send once the verdict is committed."""
+        sync = (SyncMessage(self.user_id, self.placement_id),)
+        then = (GradeMessage(self.then),) if self.then is not None else ()
+        return (sync if self.next is Next.SYNC_TO_LMS else ()) + then
 
 
 # The statements of every submission's path, built once with bound parameters: building a
@@ -553,8 +560,8 @@ def stuck(
 ) -> list[GradeMessage]:
     """Mark submissions queued past the deadline, or running past their lease, as enqueued now.
 
-    Return their messages, each for its own queue. Each row is taken with a conditional update, so
-    that two sweeps at once enqueue it once.
+    Return their messages, each for its own queue and first in it (it has waited longest).
+    Each row is taken with a conditional update, so that two sweeps at once enqueue it once.
     """
     queued_before = now - timedelta(seconds=queued_deadline_s)
     found: list[GradeMessage] = []
@@ -588,7 +595,7 @@ def stuck(
                 .values(enqueued_at=now),
             )
             if moved == 1:
-                found.append(GradeMessage(submission_id, Queue(queue)))
+                found.append(GradeMessage(submission_id, Queue(queue), Order.FIRST))
     return found
 
 

@@ -1,10 +1,14 @@
-"""Typed access to what the app factory attached: the store, the catalog, the settings."""
+"""Typed access to what the app factory attached: the store, the catalog, the settings, the
+queues (what follows a committed action is sent through `follow`)."""
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 from flask import current_app
 
 from core.lessons import Catalog
+from service.queue import Message, send
 from service.settings import Settings
 from service.store.database import Store
 
@@ -25,3 +29,8 @@ def settings() -> Settings:
     """Return the current app's settings."""
     found: Settings = current_app.config["SETTINGS"]
     return found
+
+
+def follow(messages: Iterable[Message]) -> None:
+    """Send what follows an action, once its change is committed (service.queue.send)."""
+    send(current_app.extensions["celery"], messages)

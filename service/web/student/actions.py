@@ -11,7 +11,6 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from celery import Celery
 from flask_babel import gettext as _
 from flask_babel import ngettext
 
@@ -20,12 +19,12 @@ from core.placements import Closed, Closure, Policy, Reveal
 from core.questions import AnswerError, score_answer
 from core.sources import Fault, SourceRefused
 from core.student_views import student_view
-from service.queue import GradeMessage, send_grade
+from service.queue import GradeMessage, Message, SyncMessage
 from service.settings import Settings
 from service.store import answers, drafts, grades, placement_rows, submissions
 from service.store.database import Store
 from service.store.models import Placement, Submission, SubmissionStatus
-from service.web.auth import SignedIn
+from service.web.auth import SignedIn, current_user
 from service.web.rendering import when
 
 
@@ -42,6 +41,15 @@ class Refused(Exception):
         self.retry_after = retry_after
 
 
+def signed_in(unknown: str | None = None) -> SignedIn:
+    """Return the request's signed-in user; Refused (401, saying `unknown`) for nobody."""
+    user = current_user()
+    if user is None:
+        message = unknown or _("Open this lesson from your course to sign in.")
+        raise Refused(401, "not_signed_in", message)
+    return user
+
+
 def refusal(refused: SourceRefused) -> Refused:
     """Return the refusal of a source that may not be run: 413 when too large, else 400."""
     status = 413 if refused.fault is Fault.TOO_LARGE else 400
@@ -56,6 +64,7 @@ class Scored:
     earned: float
     possible: float
     explanation: str
+    follows: tuple[Message, ...] = ()  # to send once kept: the lesson's score to the LMS
 
     def as_json(self) -> dict[str, object]:
         """Return the answer's result for the JSON API."""
@@ -70,10 +79,11 @@ class Scored:
 
 @dataclass(frozen=True)
 class Submitted:
-    """A queued submission, and whether it is sent now (else it waits behind its author's)."""
+    """A queued submission, and what to send once it is committed: its grading, unless it
+    waits behind its author's one before it (then that one's verdict sends it)."""
 
     submission_id: int
-    send: bool = True
+    follows: tuple[Message, ...] = ()
 
 
 def submit(
@@ -117,15 +127,8 @@ def submit(
         created = submissions.queue_new(connection, placement_id, user.user_id, source, late, now)
         # nothing goes to the LMS yet: a score posted now could only repeat the one it holds
         # (Moodle blanks a Pending one), and would push the graded score a second later
-        return Submitted(created.submission_id, created.send)
-
-
-def send_to_grading(celery_app: Celery, sent: Submitted) -> None:
-    """Enqueue a committed submission's grading; its grade goes to the LMS once graded."""
-    # after the commit: a lost message only delays the grade (the sweep sends it again); one
-    # that waits its turn is sent when its author's one before it is graded
-    if sent.send:
-        send_grade(celery_app, GradeMessage(sent.submission_id))
+        grading = (GradeMessage(created.submission_id),) if created.send else ()
+        return Submitted(created.submission_id, grading)
 
 
 def answer(
@@ -169,7 +172,8 @@ def answer(
     )
     if not kept:
         raise Refused(409, "already_answered", _("You have answered this question already."))
-    return Scored(question.id, result.earned, result.possible, question.explanation)
+    sync = SyncMessage(user.user_id, placement.id)
+    return Scored(question.id, result.earned, result.possible, question.explanation, (sync,))
 
 
 def save_draft(

@@ -10,13 +10,12 @@ from flask_babel import gettext as _
 from sqlalchemy.exc import DBAPIError
 
 from core.sources import SourceRefused, check_source, check_text
-from service.queue import SyncMessage, send_sync
 from service.store.database import Store
 from service.store.models import SubmissionStatus, utcnow
 from service.web import extensions
-from service.web.auth import HEADER, SignedIn, current_user, link_token
+from service.web.auth import HEADER, SignedIn, link_token
 from service.web.student import actions
-from service.web.student.actions import Refused, refusal
+from service.web.student.actions import Refused, refusal, signed_in
 from service.web.student.streams import follow, of_process
 
 bp = Blueprint("api", __name__, url_prefix="/api")
@@ -42,7 +41,7 @@ def refuse_cross_site_writes() -> None:
 @bp.post("/placements/<int:placement_id>/submissions")
 def submit(placement_id: int) -> tuple[Response, int, dict[str, str]]:
     """Take a student's code for a placement: 202 with the submission's URL."""
-    user = _signed_in()
+    user = signed_in()
     source = _source()
     submitted = actions.submit(
         extensions.store(),
@@ -53,7 +52,7 @@ def submit(placement_id: int) -> tuple[Response, int, dict[str, str]]:
         source,
         utcnow(),
     )
-    actions.send_to_grading(current_app.extensions["celery"], submitted)
+    extensions.follow(submitted.follows)
     submission_id = submitted.submission_id
     url = url_for("api.submission", submission_id=submission_id)
     body = {
@@ -68,7 +67,7 @@ def submit(placement_id: int) -> tuple[Response, int, dict[str, str]]:
 @bp.put("/placements/<int:placement_id>/draft")
 def draft(placement_id: int) -> tuple[str, int]:
     """Keep the student's unsubmitted code, so that a reload or a new window finds it."""
-    user = _signed_in()
+    user = signed_in()
     source = _source()
     actions.save_draft(
         extensions.store(), extensions.catalog(), user, placement_id, source, utcnow()
@@ -79,13 +78,13 @@ def draft(placement_id: int) -> tuple[str, int]:
 @bp.get("/submissions/<int:submission_id>")
 def submission(submission_id: int) -> Response:
     """Return the submission's status and, once graded, its verdict."""
-    return jsonify(actions.status_of(extensions.store(), _signed_in(), submission_id, utcnow()))
+    return jsonify(actions.status_of(extensions.store(), signed_in(), submission_id, utcnow()))
 
 
 @bp.get("/submissions/<int:submission_id>/events")
 def events(submission_id: int) -> Response:
     """Stream the submission's status (Server-Sent Events): short, capped; see its module."""
-    user = _signed_in()
+    user = signed_in()
     store = extensions.store()
     first = actions.status_of(store, user, submission_id, utcnow())  # 404 now, not in the stream
     stream = _stream(store, user, submission_id, first)
@@ -96,7 +95,7 @@ def events(submission_id: int) -> Response:
 @bp.post("/placements/<int:placement_id>/answers")
 def answer(placement_id: int) -> tuple[Response, int]:
     """Score an answer to one of the lesson's questions at once."""
-    user = _signed_in()
+    user = signed_in()
     body = _json_body()
     question_id = body.get("question_id")
     if not isinstance(question_id, str) or "answer" not in body:
@@ -110,7 +109,7 @@ def answer(placement_id: int) -> tuple[Response, int]:
         body["answer"],
         utcnow(),
     )
-    send_sync(current_app.extensions["celery"], SyncMessage(user.user_id, placement_id))
+    extensions.follow(scored.follows)
     return jsonify(scored.as_json()), 201
 
 
@@ -119,7 +118,7 @@ def link() -> Response:
     """Sign the page's session afresh for its links (static/session.js): short-lived, see auth."""
     if HEADER not in request.headers:
         raise Refused(401, "not_signed_in", _("Send the page's session in its header."))
-    _signed_in()
+    signed_in()
     lifetime = int(current_app.config["LINK_LIFETIME"].total_seconds())
     return jsonify(token=link_token(), lifetime_s=lifetime)
 
@@ -157,10 +156,3 @@ def _stream(
             return None  # the database blinked; the stream looks again shortly
 
     return follow(streams, user.user_id, first, look, settings.stream_max_s)
-
-
-def _signed_in() -> SignedIn:
-    user = current_user()
-    if user is None:
-        raise Refused(401, "not_signed_in", _("Open this lesson from your course to sign in."))
-    return user

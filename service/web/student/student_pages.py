@@ -6,17 +6,15 @@ since inside an LMS iframe the cookie may never come back; every form carries a 
 
 from __future__ import annotations
 
-from flask import Blueprint, current_app, jsonify, redirect, render_template, request, url_for
+from flask import Blueprint, jsonify, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
-from flask_babel import gettext as _
 
 from core.sources import SourceRefused, check_text
-from service.queue import SyncMessage, send_sync
 from service.store.models import utcnow
 from service.web import csrf, extensions
-from service.web.auth import SignedIn, current_user, link_token, page_session
+from service.web.auth import link_token, page_session
 from service.web.student import actions, course_view
-from service.web.student.actions import Refused
+from service.web.student.actions import signed_in
 from service.web.student.lesson_view import answer_by_form, lesson_page
 
 bp = Blueprint("pages", __name__)
@@ -25,14 +23,18 @@ bp = Blueprint("pages", __name__)
 @bp.get("/lessons/<int:placement_id>")
 def lesson(placement_id: int) -> str:
     """Show a placed lesson to a student who launched it: text, questions, exercise, results."""
-    page = lesson_page(extensions.store(), extensions.catalog(), _user(), placement_id, utcnow())
+    page = lesson_page(
+        extensions.store(), extensions.catalog(), signed_in(), placement_id, utcnow()
+    )
     return render_template("pages/lesson.html", page=page, **page_session())
 
 
 @bp.get("/lessons/<int:placement_id>/progress")
 def progress(placement_id: int) -> ResponseReturnValue:
     """Return the page's score and results, rendered, for the page to swap in after a change."""
-    page = lesson_page(extensions.store(), extensions.catalog(), _user(), placement_id, utcnow())
+    page = lesson_page(
+        extensions.store(), extensions.catalog(), signed_in(), placement_id, utcnow()
+    )
     fields = {"page": page, **page_session()}
     return jsonify(
         score=render_template("pages/_score.html", **fields),
@@ -46,26 +48,31 @@ def progress(placement_id: int) -> ResponseReturnValue:
 @bp.post("/lessons/<int:placement_id>/answers")
 def answer(placement_id: int) -> ResponseReturnValue:
     """Take a question's answer from a plain form (no JavaScript), then show the lesson again."""
-    user = _user()
+    user = signed_in()
     csrf.check(request.form.get(csrf.FIELD))
     scored = answer_by_form(
         extensions.store(), extensions.catalog(), user, placement_id, request.form, utcnow()
     )
-    send_sync(current_app.extensions["celery"], SyncMessage(user.user_id, placement_id))
+    extensions.follow(scored.follows)
     return _back(placement_id, f"q-{scored.question_id}")
 
 
 @bp.post("/lessons/<int:placement_id>/submissions")
 def submit(placement_id: int) -> ResponseReturnValue:
     """Take code from a plain form (no JavaScript), queue it, then show the lesson again."""
-    user = _user()
+    user = signed_in()
     csrf.check(request.form.get(csrf.FIELD))
     source = _form_source()
-    settings = current_app.config["SETTINGS"]
     submitted = actions.submit(
-        extensions.store(), extensions.catalog(), settings, user, placement_id, source, utcnow()
+        extensions.store(),
+        extensions.catalog(),
+        extensions.settings(),
+        user,
+        placement_id,
+        source,
+        utcnow(),
     )
-    actions.send_to_grading(current_app.extensions["celery"], submitted)
+    extensions.follow(submitted.follows)
     return _back(placement_id, "results")
 
 
@@ -73,7 +80,7 @@ def submit(placement_id: int) -> ResponseReturnValue:
 def course(course_id: int) -> str:
     """List the course's placed lessons for a student, with their score on each."""
     listing = course_view.student_listing(
-        extensions.store(), extensions.catalog(), _user(), course_id
+        extensions.store(), extensions.catalog(), signed_in(), course_id
     )
     return render_template("pages/course.html", listing=listing, **page_session())
 
@@ -90,10 +97,3 @@ def _form_source() -> str:
 def _back(placement_id: int, anchor: str) -> ResponseReturnValue:
     target = url_for("pages.lesson", placement_id=placement_id, s=link_token())
     return redirect(f"{target}#{anchor}", code=303)
-
-
-def _user() -> SignedIn:
-    user = current_user()
-    if user is None:
-        raise Refused(401, "not_signed_in", _("Open this lesson from your course to sign in."))
-    return user

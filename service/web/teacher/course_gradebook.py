@@ -21,6 +21,7 @@ from flask_babel import lazy_gettext as _l
 from core.lesson_scores import LessonScore
 from core.lessons import Catalog
 from service.lti.roster import ask_for_read
+from service.queue import SyncMessage
 from service.store import courses, gradebook, grades, memberships, placement_rows, roster_reads
 from service.store.database import Store
 from service.store.gradebook import SyncState
@@ -157,14 +158,15 @@ def build(
 
 def resend_failed(
     store: Store, course_id: int, placement_id: int | None, user_id: int | None, now: datetime
-) -> list[tuple[int, int]]:
+) -> tuple[SyncMessage, ...]:
     """Make the course's failed syncs pending again (one lesson's, one student's, or all).
 
-    Return the (user, placement) pairs to enqueue; placements of other courses are left alone.
+    Return their syncs, to send once committed; placements of other courses are left alone.
     """
     with store.session() as session:
         ids = placement_rows.ids_in_course(session, course_id, placement_id)
-        return grades.resend_failed(session, ids, user_id, now) if ids else []
+        pairs = grades.resend_failed(session, ids, user_id, now) if ids else []
+    return tuple(SyncMessage(user, placement) for user, placement in pairs)
 
 
 def as_csv(book: Gradebook) -> str:

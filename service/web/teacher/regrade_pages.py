@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, current_app, jsonify, redirect, render_template, request, url_for
+from flask import Blueprint, jsonify, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 from flask_babel import gettext
 
@@ -16,7 +16,7 @@ from service.store.models import Placement, utcnow
 from service.store.regrades import RegradeProblem
 from service.web import csrf
 from service.web.auth import link_token, page_session
-from service.web.extensions import catalog, store
+from service.web.extensions import catalog, follow, store
 from service.web.teacher import lesson_report, regrading
 from service.web.teacher.access import placement_teacher
 
@@ -28,12 +28,12 @@ def start(placement_id: int) -> ResponseReturnValue:
     """Grade every graded submission of the placement again, holding the new scores."""
     user, found = placement_teacher(placement_id)
     csrf.check(request.form.get(csrf.FIELD))
-    celery = current_app.extensions["celery"]
     try:
-        count = regrading.start_regrade(store(), catalog(), celery, found, user.user_id, utcnow())
+        gradings = regrading.start_regrade(store(), catalog(), found, user.user_id, utcnow())
     except RegradeProblem as exc:
         return _page(found, None, gettext(str(exc))), 409  # marked N_ where raised
-    return _back(placement_id, started=count)
+    follow(gradings)
+    return _back(placement_id, started=len(gradings))
 
 
 @bp.get("/<int:placement_id>/regrade")
@@ -61,12 +61,11 @@ def send(placement_id: int) -> ResponseReturnValue:
     _user, found = placement_teacher(placement_id)
     csrf.check(request.form.get(csrf.FIELD))
     try:
-        sent = regrading.send_regrade(
-            store(), current_app.extensions["celery"], placement_id, utcnow()
-        )
+        syncs = regrading.send_regrade(store(), placement_id, utcnow())
     except RegradeProblem as exc:
         return _page(found, None, gettext(str(exc))), 409  # marked N_ where raised
-    return _back(placement_id, sent=sent)
+    follow(syncs)
+    return _back(placement_id, sent=len(syncs))
 
 
 def _page(found: Placement, started: int | None, message: str | None) -> str:

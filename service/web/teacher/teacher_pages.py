@@ -10,11 +10,10 @@ from flask import Blueprint, Response, current_app, redirect, render_template, r
 from flask.typing import ResponseReturnValue
 from flask_babel import gettext as _
 
-from service.queue import SyncMessage, send_sync
 from service.store.models import Placement, utcnow
 from service.web import csrf
 from service.web.auth import link_token, page_session
-from service.web.extensions import catalog, store
+from service.web.extensions import catalog, follow, store
 from service.web.student.actions import Refused
 from service.web.teacher import course_gradebook, labels, lesson_report, placement_settings
 from service.web.teacher.access import course_teacher, placement_teacher
@@ -56,10 +55,9 @@ def resend(course_id: int) -> ResponseReturnValue:
     csrf.check(request.form.get(csrf.FIELD))
     placement_id = request.form.get("placement_id", type=int)
     user_id = request.form.get("user_id", type=int)
-    pairs = course_gradebook.resend_failed(store(), course_id, placement_id, user_id, utcnow())
-    for user_id, placement_id in pairs:
-        send_sync(current_app.extensions["celery"], SyncMessage(user_id, placement_id))
-    target = url_for("teacher.gradebook", course_id=course_id, s=link_token(), resent=len(pairs))
+    syncs = course_gradebook.resend_failed(store(), course_id, placement_id, user_id, utcnow())
+    follow(syncs)
+    target = url_for("teacher.gradebook", course_id=course_id, s=link_token(), resent=len(syncs))
     return redirect(target, code=303)
 
 

@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 import redis
 
-from service.queue import GradeMessage, Queue, TaskName, send_grade
+from service.queue import GradeMessage, Order, Queue, TaskName, send_grade
 from service.queue.broker import list_keys
 from service.web import create_app
 
@@ -117,7 +117,7 @@ def test_a_message_sent_first_is_the_one_kombu_delivers_next(queues):
     celery_app, _ = queues
     for submission_id in (1, 2, 3):
         assert send_grade(celery_app, GradeMessage(submission_id)) is True
-    assert send_grade(celery_app, GradeMessage(99), first=True) is True
+    assert send_grade(celery_app, GradeMessage(99, order=Order.FIRST)) is True
     # kombu's own consumer (what a worker runs) takes them in this order
     order = _delivered(celery_app, 4)
     assert order == [99, 1, 2, 3]
@@ -125,10 +125,10 @@ def test_a_message_sent_first_is_the_one_kombu_delivers_next(queues):
 
 def test_a_message_sent_later_waits_behind_every_fresh_one(queues):
     celery_app, reader = queues
-    assert send_grade(celery_app, GradeMessage(7), later=True) is True
+    assert send_grade(celery_app, GradeMessage(7, order=Order.LATER)) is True
     for submission_id in (1, 2):
         assert send_grade(celery_app, GradeMessage(submission_id)) is True
-    assert send_grade(celery_app, GradeMessage(8), later=True) is True
+    assert send_grade(celery_app, GradeMessage(8, order=Order.LATER)) is True
     assert sum(map(reader.llen, list_keys(Queue.GRADE))) == 4  # what the metrics count
     order = _delivered(celery_app, 4)
     assert order == [1, 2, 7, 8]

@@ -8,7 +8,7 @@ from core.cases import CaseVerdict
 from core.compare import LineDiff
 from core.runs import RunStatus
 from core.verdicts import Verdict
-from service.queue import GradeMessage, Queue
+from service.queue import GradeMessage, Order, Queue
 from service.store import grades, submissions
 from service.store.models import Grade, GradeSync, Submission, SubmissionStatus, SyncStatus, utcnow
 from service.store.submissions import After, Claim, Held, Next
@@ -145,7 +145,9 @@ def test_stuck_finds_late_queued_and_expired_running_once(store, placed):
     submissions.claim(store, ids[1], lease_s=10, now=now)  # running, lease ends at now+10
     assert submissions.stuck(store, now + timedelta(seconds=5), queued_deadline_s=60) == []
     later = now + timedelta(seconds=61)
-    assert submissions.stuck(store, later, 60) == [GradeMessage(i, Queue.GRADE) for i in ids]
+    assert submissions.stuck(store, later, 60) == [
+        GradeMessage(i, Queue.GRADE, Order.FIRST) for i in ids
+    ]
     assert submissions.stuck(store, later, 60) == []  # marked as enqueued: not twice
 
 

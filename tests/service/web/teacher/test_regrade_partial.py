@@ -135,6 +135,7 @@ def test_a_regrade_with_changed_cases_previews_sends_and_resends_partial_scores(
 def test_a_regrade_without_review_posts_the_best_new_partial_score(course):
     """`codeblanks regrade` (no preview): the new scores go out as they come, and the best
     of a student's regraded submissions counts, whichever it was before."""
+    from service.queue import send
     from service.web.teacher.regrading import regrade
 
     ali = Student.launch(course, "ali", course.link())
@@ -144,6 +145,6 @@ def test_a_regrade_without_review_posts_the_best_new_partial_score(course):
     assert ali.in_the_lms() == (3.0, 8.0)
     course.change_cases(REWEIGHED)
     celery = course.lms.app.extensions["celery"]
-    assert regrade(course.store, celery, ali.placement_id) == 2
+    assert send(celery, regrade(course.store, ali.placement_id)) == 2
     assert course.drain() == ["graded", "graded", "sent", "nothing_to_do"]
     assert ali.in_the_lms() == (4.5, 8.0)  # G_ONLY's 6/8 now; HALF's 2/8 does not lower it

@@ -498,6 +498,7 @@ def test_a_regrade_holds_new_scores_until_the_teacher_sends_them(client, store, 
 
 
 def test_the_clis_regrade_is_not_held(store, app):
+    from service.queue import send
     from service.web.teacher.regrading import regrade
 
     # a placement whose grades go to an LMS: its syncs wait for their posts
@@ -506,7 +507,7 @@ def test_the_clis_regrade_is_not_held(store, app):
     )
     first = work(store, placed)
     catch_tasks(app)
-    assert regrade(store, app.extensions["celery"], placed.placement_id) == 1
+    assert send(app.extensions["celery"], regrade(store, placed.placement_id)) == 1
     grade(store, first, RunStatus.FAILED)
     with store.session() as session:
         assert session.scalars(select(GradeSync.status).order_by(GradeSync.id)).all() == [
