@@ -132,6 +132,19 @@ def test_the_store_settings_queue_lti_and_outbound_import_no_flask():
     assert wrong == []
 
 
+def test_the_tool_knows_nothing_of_the_demo_lms():
+    """The demo LMS is another program: `codeblanks dev` mounts it (service.dev), the tool's
+    own app factory and pages never import it or the dev supervisor."""
+    wrong = [
+        f"{path}:{line} imports {module}"
+        for path, tree in SOURCES.items()
+        if path.startswith("service/web/")
+        for module, _, line in _imports(tree)
+        if module.startswith(("service.demo", "service.dev"))
+    ]
+    assert wrong == []
+
+
 def test_core_imports_nothing_of_ours_but_core():
     wrong = [
         f"{path}:{line} imports {module}"

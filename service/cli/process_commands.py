@@ -74,7 +74,11 @@ def serve(obj: Context, host: str, port: int, processes: int, threads: int) -> N
     argv += ["--workers", str(processes), "--threads", str(threads)]
     argv += ["--worker-class", "service.web.buffering.BufferingWorker"]
     argv += ["--config", "python:service.web.serving"]
-    os.execv(sys.executable, [*argv, "service.web:create_app()"])
+    # the demo LMS (`codeblanks dev`, the compose demo) is mounted by a factory of its own
+    factory = (
+        "service.dev.demo_mount:create_app()" if obj.settings.demo else "service.web:create_app()"
+    )
+    os.execv(sys.executable, [*argv, factory])
 
 
 @click.command()

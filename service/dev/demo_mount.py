@@ -13,11 +13,14 @@ from __future__ import annotations
 import fcntl
 import sys
 import time
+from collections.abc import Mapping
+from typing import Any
 
 import requests
 from flask import Flask
 
 from core.lessons import Catalog, load_catalog
+from service import web
 from service.demo import DemoConfig, create_demo_blueprint
 from service.instance import prepare
 from service.lti import registration
@@ -27,6 +30,17 @@ from service.store.models import utcnow
 
 SEED_LESSONS = ("expert/what-is-attention", "expert/scaled-dot-product")
 PLATFORM_NAME = "Demo LMS"
+
+
+def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
+    """Build the tool as service.web does, with the demo LMS mounted at <base>/demo.
+
+    `codeblanks serve` builds its app with this when CODEBLANKS_DEMO=1 (`codeblanks dev`,
+    the compose demo): the tool's own factory knows nothing of the demo.
+    """
+    app = web.create_app(test_config)
+    mount_demo(app)
+    return app
 
 
 def mount_demo(app: Flask) -> None:

@@ -75,10 +75,6 @@ def register_extensions(app: Flask) -> None:
     rendering.init_app(app)
     launch_pages.init_app(app)
     proxies.init_app(app)
-    if settings.demo:
-        from service.dev.demo_mount import mount_demo
-
-        mount_demo(app)
 
 
 def register_blueprints(app: Flask) -> None:

@@ -9,10 +9,9 @@ from sqlalchemy import select
 
 from service.demo import platform_of, run_launch
 from service.demo.server import BackgroundServer
-from service.dev.demo_mount import register_demo, register_within
+from service.dev.demo_mount import create_app, register_demo, register_within
 from service.lti import registration
 from service.store.models import RegistrationToken, utcnow
-from service.web import create_app
 
 
 @pytest.fixture
