@@ -3,7 +3,7 @@
 Usage: .venv/bin/python benchmarks/lms_latency.py [--tries N] [--json]
 
 Each try is a student of the demo LMS who answers the seed lesson's three questions and
-submits its solution within one second (tests/lms_race.py), in Chromium, against a real
+submits its solution within one second (testkit/lms_race.py), in Chromium, against a real
 `codeblanks dev` (gunicorn, a Celery worker, the sandbox, the demo LMS, which refuses a
 second score in the same second and blanks any score that is not FullyGraded, as Moodle 4.5
 does). The figure is the time from the last click until the demo gradebook shows 8 of 8.
@@ -21,8 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.devserver import dev_server  # noqa: E402
-from tests.lms_race import race  # noqa: E402
+from testkit.devserver import dev_server  # noqa: E402
+from testkit.lms_race import race  # noqa: E402
 from tests.service.web.test_editor_bundle import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
 STUDENTS = ("Ali Student", "Berna Student", "Can Student")

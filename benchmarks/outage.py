@@ -29,8 +29,8 @@ import requests
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from service.settings import Settings  # noqa: E402
-from tests.pipeline import Pipeline  # noqa: E402
-from tests.servers import RedisServer, WorkerProcess  # noqa: E402
+from testkit.pipeline import Pipeline  # noqa: E402
+from testkit.servers import RedisServer, WorkerProcess  # noqa: E402
 from tests.service.lti.conftest import make_lms  # noqa: E402
 from tests.service.lti.test_flows import signed_in_headers  # noqa: E402
 

@@ -17,8 +17,8 @@ from sqlalchemy import select, update
 
 from core.runs import RunStatus
 from service.store.models import GradeSync, Placement, Submission, SyncStatus, utcnow
-from tests.pipeline import Pipeline
-from tests.servers import WorkerProcess
+from testkit.pipeline import Pipeline
+from testkit.servers import WorkerProcess
 from tests.service.lti.conftest import make_lms
 from tests.service.lti.test_flows import signed_in_headers
 from tests.workers.partial_lesson import (

@@ -15,10 +15,10 @@ from sqlalchemy import select
 
 from service.queue import GradeMessage, send_grade
 from service.store.models import Submission, User
-from tests.factories import submission
-from tests.pipeline import SOLUTION, Pipeline
-from tests.servers import PostgresCluster, WorkerProcess
-from tests.slowness import scaled
+from testkit.factories import submission
+from testkit.pipeline import SOLUTION, Pipeline
+from testkit.servers import PostgresCluster, WorkerProcess
+from testkit.slowness import scaled
 
 pytestmark = [pytest.mark.celery, pytest.mark.slow]
 

@@ -13,10 +13,10 @@ import pytest
 import requests
 
 from service.demo.browser import parse_form
-from tests import slowness
+from testkit import slowness
+from testkit.devserver import dev_server, free_port
+from testkit.factories import SCALED
 from tests.conftest import REPO
-from tests.devserver import dev_server, free_port
-from tests.factories import SCALED
 from tests.workers.sandbox.leftovers import WARM_LOCKS, lock_holders
 from workers.sandbox import cgroups
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.factories import place
+from testkit.factories import place
 from tests.service.sessions import catch_tasks, form_token, sign_in
 
 LESSON = "expert/what-is-attention"

@@ -18,8 +18,8 @@ import pytest
 from sqlalchemy import select
 
 from service.store.models import GradeSync
-from tests.pipeline import Pipeline
-from tests.servers import WorkerProcess
+from testkit.pipeline import Pipeline
+from testkit.servers import WorkerProcess
 from tests.service.lti.conftest import make_lms
 from tests.service.web.test_editor_bundle import CHROMIUM, CHROMIUM_ARGS
 

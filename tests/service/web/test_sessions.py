@@ -6,7 +6,7 @@ import pytest
 from sqlalchemy import select, update
 
 from service.store.models import Membership, Placement, Submission, User
-from tests.factories import add_student, place
+from testkit.factories import add_student, place
 from tests.service.sessions import (
     catch_tasks,
     form_token,

@@ -13,7 +13,7 @@ from core.errors import GraderError
 from core.lessons import Catalog, load_catalog
 from core.runs import Sandbox
 from service.settings import Settings
-from tests import slowness
+from testkit import slowness
 from tests.conftest import LESSONS
 from workers.sandbox import make_sandbox
 
@@ -24,7 +24,7 @@ MARKS = {"bwrap": [pytest.mark.bwrap], "docker": [pytest.mark.docker], "warm": [
 
 @pytest.fixture(scope="session")
 def catalog() -> Catalog:
-    """The lessons, their time limits stretched to this host's slowness (tests/slowness.py)."""
+    """The lessons, their time limits stretched to this host's slowness (testkit/slowness.py)."""
     return slowness.stretch_catalog(load_catalog(LESSONS))
 
 

@@ -14,7 +14,7 @@ import threading
 from core.errors import GraderError
 from core.runs import Limits, RunRequest
 from service.settings import Settings
-from tests import slowness
+from testkit import slowness
 from workers.sandbox import make_sandbox
 
 # numpy and a child process: each run makes processes, a cgroup and (bwrap) a tmpfs of its own

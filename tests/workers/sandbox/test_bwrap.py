@@ -12,7 +12,7 @@ import pytest
 from core.errors import GraderError
 from core.runs import Limits, RunOutcome, RunRequest, RunStatus
 from core.verdicts import grade_source
-from tests import slowness
+from testkit import slowness
 from workers.sandbox import cgroups
 from workers.sandbox.bwrap import BwrapSandbox
 

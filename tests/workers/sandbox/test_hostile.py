@@ -20,7 +20,7 @@ import pytest
 
 from core.runs import Limits, RunRequest, RunStatus, Sandbox
 from core.verdicts import grade_source
-from tests import slowness
+from testkit import slowness
 from tests.conftest import SEED
 from tests.workers.sandbox.hostile import Case, all_cases
 from tests.workers.sandbox.leftovers import (

@@ -21,7 +21,7 @@ from core.errors import GraderError
 from core.runs import Limits, RunOutcome, RunRequest, RunStatus
 from core.verdicts import grade_source
 from service.settings import Settings
-from tests import slowness
+from testkit import slowness
 from tests.workers.sandbox.leftovers import boot_clock, released_leftovers, settled
 from workers.sandbox import armed, cgroups
 from workers.sandbox.bwrap import BwrapSandbox

@@ -6,8 +6,8 @@ import time
 import pytest
 
 from service.web.student.streams import BUSY_RETRY_MS, Streams, follow, of_process
-from tests.factories import add_student, place, submission
-from tests.webserver import Stream, WebServer, seed
+from testkit.factories import add_student, place, submission
+from testkit.webserver import Stream, WebServer, seed
 
 QUEUED = {"id": 1, "status": "queued", "verdict": None}
 GRADED = {"id": 1, "status": "graded", "verdict": {"status": "passed"}}

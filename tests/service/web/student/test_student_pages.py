@@ -9,8 +9,8 @@ from sqlalchemy import select
 from core.compare import LineDiff
 from core.runs import RunStatus
 from service.store.models import Draft, Membership, Placement, QuestionAnswer, Submission, utcnow
+from testkit.factories import add_student, place
 from tests.conftest import SEED
-from tests.factories import add_student, place
 from tests.service.sessions import (
     form_token,
     grade,

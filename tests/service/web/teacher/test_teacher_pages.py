@@ -21,7 +21,7 @@ from service.store.models import (
     User,
     utcnow,
 )
-from tests.factories import add_student, place
+from testkit.factories import add_student, place
 from tests.service.sessions import catch_tasks, form_token, grade, sign_in, text_of
 from tests.service.web import two_stores
 

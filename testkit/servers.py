@@ -15,7 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -238,26 +238,3 @@ def kill_session(process: subprocess.Popen[bytes]) -> None:
     except ProcessLookupError:
         pass
     process.wait()
-
-
-@pytest.fixture(scope="session")
-def postgres_cluster() -> Iterator[PostgresCluster]:
-    """A private PostgreSQL cluster for the whole test session."""
-    cluster = PostgresCluster()
-    try:
-        cluster.init()
-        cluster.start()
-        yield cluster
-    finally:
-        cluster.remove()
-
-
-@pytest.fixture
-def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
-    """A private, empty redis-server for one test."""
-    directory = tmp_path / "redis"
-    directory.mkdir()
-    server = RedisServer(directory)
-    server.start()
-    yield server
-    server.stop()

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from service.settings import PREFIX, Settings
-from tests.factories import add_student, place, submission
-from tests.servers import REPO, free_port, kill_session
+from testkit.factories import add_student, place, submission
+from testkit.servers import REPO, free_port, kill_session
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,9 @@ import requests
 
 from service.demo.browser import run_launch
 from service.demo.lms_models import LoginInitiation
-from tests import slowness
+from testkit import slowness
+from testkit.servers import REPO
 
-REPO = Path(__file__).resolve().parent.parent.parent
 EXAMPLE = REPO / ".env.example"
 COMPOSE = REPO / "docker-compose.yml"
 DEMO = REPO / "docker" / "compose.demo.yml"

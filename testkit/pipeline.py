@@ -19,8 +19,8 @@ from core.runs import RunRequest
 from service.settings import PREFIX, Settings
 from service.store.models import GradeSync, Submission, SubmissionStatus, SyncStatus
 from service.web import create_app
-from tests.factories import SCALED, Placed, add_student, place
-from tests.servers import REPO, RedisServer, WorkerProcess
+from testkit.factories import SCALED, Placed, add_student, place
+from testkit.servers import REPO, RedisServer, WorkerProcess
 from workers.sandbox import BACKENDS, make_sandbox
 
 SOLUTION = (REPO / "lessons" / SCALED / "solution" / "model.py").read_text()
