@@ -21,9 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from testkit.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 from testkit.devserver import dev_server  # noqa: E402
 from testkit.lms_race import race  # noqa: E402
-from tests.service.web.test_editor_bundle import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
 STUDENTS = ("Ali Student", "Berna Student", "Can Student")
 DEADLINE_S = 60.0

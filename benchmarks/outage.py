@@ -29,10 +29,12 @@ import requests
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from service.settings import Settings  # noqa: E402
+from testkit.lms import (
+    make_lms,  # noqa: E402
+    signed_in_headers,  # noqa: E402
+)
 from testkit.pipeline import Pipeline  # noqa: E402
 from testkit.servers import RedisServer, WorkerProcess  # noqa: E402
-from tests.service.lti.conftest import make_lms  # noqa: E402
-from tests.service.lti.test_flows import signed_in_headers  # noqa: E402
 
 STUDENTS = ("ali", "berna", "can")
 LANDED_WITHIN_S = 300.0  # give up waiting then (today's backoff reaches minutes)

@@ -17,10 +17,9 @@ from sqlalchemy import select, update
 
 from core.runs import RunStatus
 from service.store.models import GradeSync, Placement, Submission, SyncStatus, utcnow
+from testkit.lms import make_lms, signed_in_headers
 from testkit.pipeline import Pipeline
 from testkit.servers import WorkerProcess
-from tests.service.lti.conftest import make_lms
-from tests.service.lti.test_flows import signed_in_headers
 from tests.workers.partial_lesson import (
     FULL,
     HALF,

@@ -16,6 +16,7 @@ from sqlalchemy import select
 from service.queue import GradeMessage, send_grade
 from service.store.models import Submission, User
 from testkit.factories import submission
+from testkit.lms import make_lms, signed_in_headers
 from testkit.pipeline import SOLUTION, Pipeline
 from testkit.servers import PostgresCluster, WorkerProcess
 from testkit.slowness import scaled
@@ -86,9 +87,6 @@ def test_a_grading_that_meets_a_database_outage_succeeds_on_its_retry(tmp_path, 
 
 
 def test_a_sync_that_meets_an_lms_503_succeeds_on_its_retry(tmp_path, redis_server):
-    from tests.service.lti.conftest import make_lms
-    from tests.service.lti.test_flows import signed_in_headers
-
     changes = {"redis_url": redis_server.url, **NO_SWEEP}
     lms, tool_server = make_lms(tmp_path, settings_changes=changes)
     worker = WorkerProcess(Pipeline.env_of(lms.app.config["SETTINGS"]), tmp_path / "worker.log")
@@ -136,9 +134,6 @@ def test_grades_waiting_for_an_lms_that_was_down_land_within_10_s_of_its_return(
     one lands within 10 s, once, and the LMS saw a few requests while it was down, not a
     post per grade per backoff step.
     """
-    from tests.service.lti.conftest import make_lms
-    from tests.service.lti.test_flows import signed_in_headers
-
     lms, tool_server = make_lms(tmp_path, settings_changes={"redis_url": redis_server.url})
     worker = WorkerProcess(Pipeline.env_of(lms.app.config["SETTINGS"]), tmp_path / "worker.log")
     browser = requests.Session()

@@ -9,9 +9,9 @@ import time
 
 import pytest
 
+from testkit.chromium import CHROMIUM, CHROMIUM_ARGS
 from testkit.devserver import dev_server
 from testkit.lms_race import LESSON, SOLUTION, score_of
-from tests.service.web.test_editor_bundle import CHROMIUM, CHROMIUM_ARGS
 from tests.service.web.test_pages_browser import Watch, expect_text, submit_code
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

@@ -3,7 +3,7 @@
 import html
 import re
 import time
-from urllib.parse import parse_qsl, urljoin, urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import jwt
 from sqlalchemy import select
@@ -13,6 +13,7 @@ from service.lti import registration
 from service.lti.ags import AgsPoster
 from service.lti.roster import sync_roster
 from service.store.models import Course, GradeSync, Membership, Placement, Platform, User, utcnow
+from testkit.lms import make_lms, signed_in_headers
 from workers.syncing import Synced, sync_grade
 
 SEED = "expert/what-is-attention"
@@ -56,8 +57,6 @@ def test_teacher_launch_opens_the_teacher_view(lms, browser):
 
 
 def test_moodle_style_post_login_works(tmp_path, browser):
-    from tests.service.lti.conftest import make_lms
-
     lms, server = make_lms(tmp_path, login_method="POST", service_url_query="type_id=1")
     try:
         trace = run_launch(browser, lms.platform.launch("ali", lms.link().id))
@@ -140,13 +139,6 @@ def test_deep_linking_round_trip_places_lessons_with_line_items(lms, browser):
     assert all(lms.platform.lineitems_of(link)[0].score_maximum == 8.0 for link in new)
     student = run_launch(browser, lms.platform.launch("ali", new[0].id))
     assert "/lessons/" in student.launch.headers["Location"]
-
-
-def signed_in_headers(browser, lms, who, link):
-    trace = run_launch(browser, lms.platform.launch(who, link.id))
-    query = dict(parse_qsl(urlsplit(trace.launch.headers["Location"]).query))
-    placement_id = int(urlsplit(trace.launch.headers["Location"]).path.rsplit("/", 1)[1])
-    return {"X-CodeBlanks-Session": query["s"]}, placement_id
 
 
 def test_answers_reach_the_platform_gradebook_with_the_right_fields(lms, browser):

@@ -19,9 +19,9 @@ import requests
 from sqlalchemy import select
 
 from service.store.models import Submission, User
+from testkit.chromium import CHROMIUM, CHROMIUM_ARGS
 from tests.service.web import test_pages_browser as pages
 from tests.service.web.a11y import assert_accessible
-from tests.service.web.test_editor_bundle import CHROMIUM, CHROMIUM_ARGS
 from tests.service.web.test_pages_browser import (
     FAILING,
     SOLUTION,

@@ -4,9 +4,9 @@ any score that is not FullyGraded, as Moodle 4.5 does (FINDINGS.md)."""
 
 import pytest
 
+from testkit.chromium import CHROMIUM, CHROMIUM_ARGS
 from testkit.devserver import dev_server
 from testkit.lms_race import FINAL, race
-from tests.service.web.test_editor_bundle import CHROMIUM, CHROMIUM_ARGS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -18,10 +18,10 @@ import pytest
 from sqlalchemy import select
 
 from service.store.models import GradeSync
+from testkit.chromium import CHROMIUM, CHROMIUM_ARGS
+from testkit.lms import make_lms
 from testkit.pipeline import Pipeline
 from testkit.servers import WorkerProcess
-from tests.service.lti.conftest import make_lms
-from tests.service.web.test_editor_bundle import CHROMIUM, CHROMIUM_ARGS
 
 pytestmark = [pytest.mark.browser, pytest.mark.celery, pytest.mark.slow]
 

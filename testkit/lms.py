@@ -1,0 +1,113 @@
+"""The tool and the demo LMS, each on its own port and registered with each other; a launch."""
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
+
+from sqlalchemy import func, select
+
+from service.demo.browser import run_launch
+from service.demo.server import BackgroundServer, DemoServer
+from service.lti import registration
+from service.settings import Settings
+from service.store.models import Course, Membership, Placement, User
+from service.web import create_app
+
+
+@dataclass
+class Lms:
+    """The tool and the platform, registered with each other."""
+
+    tool_url: str
+    app: object
+    demo: DemoServer
+    client_id: str
+    deployment_id: str
+
+    @property
+    def platform(self):
+        return self.demo.platform
+
+    @property
+    def store(self):
+        return self.app.extensions["store"]
+
+    @property
+    def lti(self):
+        return self.app.extensions["lti"]
+
+    def link(self, lesson="expert/what-is-attention", title="What is attention?", score=8.0):
+        custom = {"lesson": lesson} if lesson else {}
+        return self.platform.add_link(self.client_id, title, custom=custom, score_maximum=score)
+
+    def counts(self):
+        """Rows a launch stores: users, courses, memberships, placements."""
+        with self.store.session() as session:
+            return tuple(
+                session.scalar(select(func.count()).select_from(model))
+                for model in (User, Course, Membership, Placement)
+            )
+
+
+def make_lms(
+    tmp_path: Path,
+    allow: str = "",
+    settings_changes: dict | None = None,
+    tool_host: str = "127.0.0.1",
+    **demo_config,
+) -> tuple[Lms, BackgroundServer]:
+    """Start the tool and the demo LMS; the tool may reach the demo LMS and `allow` only.
+
+    `settings_changes` replace the tool's settings (a real Redis, for a test with workers).
+    The demo LMS serves on 127.0.0.1; a tool on another loopback address (`tool_host`
+    127.0.0.2) is another site, a third party inside the LMS's iframe as in production.
+    """
+    tool_server = BackgroundServer(host=tool_host)
+    demo = DemoServer(tmp_path / "demo", tool_url=tool_server.url, **demo_config)
+    tool_settings = {
+        "instance_dir": tmp_path / "instance",
+        "database_url": f"sqlite:///{tmp_path / 'tool.db'}",
+        "redis_url": "redis://127.0.0.1:9/0",
+        "base_url": tool_server.url,
+        # the demo LMS on loopback, and nothing more
+        "outbound_allow": ",".join(filter(None, [urlsplit(demo.url).netloc, allow])),
+    }
+    settings = replace(Settings.from_env(), **{**tool_settings, **(settings_changes or {})})
+    app = create_app({"TESTING": True, "SETTINGS": settings})
+    tool_server.mount(app)
+    tool_server.start()
+    demo.start()
+    return register(demo, app, tool_server.url), tool_server
+
+
+def register(demo: DemoServer, app, tool_url: str) -> Lms:
+    """Register the tool at `tool_url` (whose store is `app`'s) and the demo LMS with each other.
+
+    Also used by benchmarks/rush.py, whose tool is a `codeblanks serve` on the same store.
+    """
+    tool = demo.platform.register_tool(
+        name="CodeBlanks",
+        login_url=tool_url + "/lti/login",
+        launch_url=tool_url + "/lti/launch",
+        jwks_url=tool_url + "/lti/jwks",
+        deep_link_url=tool_url + "/lti/launch",
+    )
+    registration.add_platform(
+        app.extensions["store"],
+        issuer=demo.platform.issuer,
+        client_id=tool.client_id,
+        deployment_ids=[tool.deployment_id],
+        auth_login_url=demo.platform.auth_url,
+        auth_token_url=demo.platform.token_url,
+        key_set_url=demo.platform.jwks_url,
+        name="Demo",
+    )
+    return Lms(tool_url, app, demo, tool.client_id, tool.deployment_id)
+
+
+def signed_in_headers(browser, lms, who, link):
+    """Launch `who` into `link`; return the session header its page holds, and the placement."""
+    trace = run_launch(browser, lms.platform.launch(who, link.id))
+    query = dict(parse_qsl(urlsplit(trace.launch.headers["Location"]).query))
+    placement_id = int(urlsplit(trace.launch.headers["Location"]).path.rsplit("/", 1)[1])
+    return {"X-CodeBlanks-Session": query["s"]}, placement_id
