@@ -3,7 +3,8 @@
 import pytest
 
 from testkit.factories import place
-from tests.service.sessions import catch_tasks, form_token, sign_in
+from testkit.sessions import sign_in
+from tests.service.sessions import catch_tasks, form_token
 
 LESSON = "expert/what-is-attention"
 

@@ -7,12 +7,12 @@ from sqlalchemy import select, update
 
 from service.store.models import Membership, Placement, Submission, User
 from testkit.factories import add_student, place
+from testkit.sessions import sign_in
 from tests.service.sessions import (
     catch_tasks,
     form_token,
     page_session,
     session_param,
-    sign_in,
     signed_ago,
     text_of,
 )
