@@ -29,12 +29,10 @@ import requests
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from service.settings import Settings  # noqa: E402
-from testkit.lms import (
-    make_lms,  # noqa: E402
-    signed_in_headers,  # noqa: E402
-)
+from testkit.lms import landed, make_lms, signed_in_headers  # noqa: E402
 from testkit.pipeline import Pipeline  # noqa: E402
 from testkit.servers import RedisServer, WorkerProcess  # noqa: E402
+from testkit.waits import until  # noqa: E402
 
 STUDENTS = ("ali", "berna", "can")
 LANDED_WITHIN_S = 300.0  # give up waiting then (today's backoff reaches minutes)
@@ -100,13 +98,10 @@ def measure(tmp: Path, grades: int, outage_s: float, sync_pool: int = 4) -> dict
         while_down = sum(platform.knobs.hits.values()) - hits_before
         items = {link.id: platform.lineitems_of(link)[0].id for link in links}
         wanted = {(platform.user_sub(who), items[link.id]) for who, link in pairs}
-        landed: dict[tuple[str, int], float] = {}
-        while len(landed) < len(wanted) and time.time() < back_at + LANDED_WITHIN_S:
-            for score in platform.scores():
-                key = (score.user_id, score.lineitem_id)
-                if score.applied and key in wanted and key not in landed:
-                    landed[key] = score.received_at - back_at
-            time.sleep(0.2)
+        until(lambda: set(landed(platform)) >= wanted, LANDED_WITHIN_S, every=0.2)
+        after = sorted(
+            score.received_at - back_at for key, score in landed(platform).items() if key in wanted
+        )
     finally:
         browser.close()
         syncs.stop()
@@ -115,7 +110,6 @@ def measure(tmp: Path, grades: int, outage_s: float, sync_pool: int = 4) -> dict
         tool_server.stop()
         lms.store.dispose()
         redis.stop()
-    after = sorted(landed.values())
     return {
         "grades": grades,
         "outage_s": outage_s,
@@ -123,7 +117,7 @@ def measure(tmp: Path, grades: int, outage_s: float, sync_pool: int = 4) -> dict
         "requests_while_down": while_down,
         "p50_s": round(statistics.median(after), 2) if after else None,
         "max_s": round(after[-1], 2) if after else None,
-        "missing": len(wanted) - len(landed),
+        "missing": len(wanted) - len(after),
     }
 
 

@@ -54,10 +54,7 @@ from service.settings import Settings  # noqa: E402
 from service.store.models import GradeSync, Submission, SubmissionStatus, SyncStatus, User  # noqa: E402
 from service.web import create_app  # noqa: E402
 from testkit.factories import SCALED  # noqa: E402
-from testkit.lms import (
-    register,  # noqa: E402
-    signed_in_headers,  # noqa: E402
-)
+from testkit.lms import register, signed_in_headers  # noqa: E402
 from testkit.pipeline import SOLUTION, Pipeline, fastest_sandbox  # noqa: E402
 from testkit.servers import REPO, RedisServer, WorkerProcess, free_port  # noqa: E402
 from testkit.webserver import Stream, WebServer  # noqa: E402

@@ -111,3 +111,12 @@ def signed_in_headers(browser, lms, who, link):
     query = dict(parse_qsl(urlsplit(trace.launch.headers["Location"]).query))
     placement_id = int(urlsplit(trace.launch.headers["Location"]).path.rsplit("/", 1)[1])
     return {"X-CodeBlanks-Session": query["s"]}, placement_id
+
+
+def landed(platform):
+    """Return the scores the demo LMS applied: the first of each (user, line item)."""
+    found = {}
+    for score in platform.scores():
+        if score.applied:
+            found.setdefault((score.user_id, score.lineitem_id), score)
+    return found

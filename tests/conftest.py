@@ -8,6 +8,7 @@ import pytest
 
 from core.lessons import Catalog, load_catalog
 from service.settings import Settings
+from testkit import factories
 from testkit.servers import PostgresCluster, RedisServer
 from tests.workers.sandbox.leftovers import bwrap_leftovers, settled
 from workers.sandbox.bwrap import BwrapSandbox
@@ -16,7 +17,7 @@ from workers.sandbox.warm import WarmSandbox
 
 REPO = Path(__file__).resolve().parent.parent
 LESSONS = REPO / "lessons"
-SEED = LESSONS / "expert" / "what-is-attention"
+SEED = LESSONS / factories.SEED
 
 
 def pytest_report_header() -> str:

@@ -26,7 +26,7 @@ from service.web.rendering import duration_ms
 from testkit.lms import make_lms, signed_in_headers
 from testkit.pipeline import Pipeline
 from testkit.servers import WorkerProcess
-from tests.workers.test_retries import wait_for
+from testkit.waits import wait_for
 
 LESSON = "leak/timed"
 VISIBLE = ("f(1)", "f(2)")

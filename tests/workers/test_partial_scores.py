@@ -20,6 +20,7 @@ from service.store.models import GradeSync, Placement, Submission, SyncStatus, u
 from testkit.lms import make_lms, signed_in_headers
 from testkit.pipeline import Pipeline
 from testkit.servers import WorkerProcess
+from testkit.waits import wait_for
 from tests.workers.partial_lesson import (
     FULL,
     HALF,
@@ -33,7 +34,6 @@ from tests.workers.partial_lesson import (
     open_course,
     write_lessons,
 )
-from tests.workers.test_retries import wait_for
 
 
 @pytest.fixture

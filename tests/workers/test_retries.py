@@ -16,21 +16,15 @@ from sqlalchemy import select
 from service.queue import GradeMessage, send_grade
 from service.store.models import Submission, User
 from testkit.factories import submission
-from testkit.lms import make_lms, signed_in_headers
+from testkit.lms import landed, make_lms, signed_in_headers
 from testkit.pipeline import SOLUTION, Pipeline
 from testkit.servers import PostgresCluster, WorkerProcess
 from testkit.slowness import scaled
+from testkit.waits import wait_for
 
 pytestmark = [pytest.mark.celery, pytest.mark.slow]
 
 NO_SWEEP = {"sweep_interval_s": 3600, "queued_deadline_s": 3600, "lease_s": 60}
-
-
-def wait_for(check, what, timeout):
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, f"{what} did not happen in {timeout:g} s"
-        time.sleep(0.1)
 
 
 def retried(log, task):
@@ -161,19 +155,12 @@ def test_grades_waiting_for_an_lms_that_was_down_land_within_10_s_of_its_return(
         back_at = time.time()
         while_down = sum(lms.platform.knobs.hits.values()) - hits_before
 
-        def landed():
-            return {
-                (score.user_id, score.lineitem_id): score
-                for score in lms.platform.scores()
-                if score.applied
-            }
-
         wanted = {
             (lms.platform.user_sub(who), lms.platform.lineitems_of(link)[0].id)
             for who, link, _, _ in pairs
         }
-        wait_for(lambda: set(landed()) >= wanted, "every grade in the LMS", scaled(60))
-        after = sorted(landed()[pair].received_at - back_at for pair in wanted)
+        wait_for(lambda: set(landed(lms.platform)) >= wanted, "every grade in the LMS", scaled(60))
+        after = sorted(landed(lms.platform)[pair].received_at - back_at for pair in wanted)
         print(f"landed {after[0]:.1f} to {after[-1]:.1f} s after the LMS was back; "
               f"{while_down} requests while it was down")  # fmt: skip
         assert after[-1] <= scaled(10), f"the last grade landed {after[-1]:.1f} s after"

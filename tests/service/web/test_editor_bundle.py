@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from testkit.chromium import CHROMIUM, CHROMIUM_ARGS
+from testkit.chromium import headless
 
 REPO = Path(__file__).resolve().parents[3]
 FRONTEND = REPO / "frontend"
@@ -258,19 +258,8 @@ def site():
 
 @pytest.fixture
 def browser():
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.fail("playwright is missing: pip install -e '.[dev]' (it pins playwright)")
-    assert CHROMIUM.exists(), "Debian's chromium is missing: apt-get install -y chromium"
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
-        )
-        try:
-            yield browser
-        finally:
-            browser.close()
+    with headless() as found:
+        yield found
 
 
 def _active(page) -> str:

@@ -18,10 +18,11 @@ import pytest
 from sqlalchemy import select
 
 from service.store.models import GradeSync
-from testkit.chromium import CHROMIUM, CHROMIUM_ARGS
+from testkit.chromium import headless
 from testkit.lms import make_lms
 from testkit.pipeline import Pipeline
 from testkit.servers import WorkerProcess
+from testkit.waits import wait_for
 
 pytestmark = [pytest.mark.browser, pytest.mark.celery, pytest.mark.slow]
 
@@ -64,17 +65,8 @@ def lms(tmp_path, redis_server):
 
 @pytest.fixture
 def chromium():
-    from playwright.sync_api import sync_playwright
-
-    assert CHROMIUM.exists(), "Debian's chromium is missing: apt-get install -y chromium"
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
-        )
-        try:
-            yield browser
-        finally:
-            browser.close()
+    with headless() as browser:
+        yield browser
 
 
 class Watch:
@@ -287,13 +279,6 @@ def expect_text(locator, text):
     from playwright.sync_api import expect
 
     expect(locator).to_contain_text(text, timeout=TIMEOUT_MS)
-
-
-def wait_for(check, what, timeout=20.0):
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, f"{what} did not happen in {timeout:g} s"
-        time.sleep(0.1)
 
 
 def sync_statuses(lms):

@@ -10,10 +10,11 @@ from collections.abc import Iterator
 import pytest
 
 from core.errors import GraderError
-from core.lessons import Catalog, load_catalog
+from core.lessons import Catalog, Exercise, load_catalog
 from core.runs import Sandbox
 from service.settings import Settings
 from testkit import slowness
+from testkit.factories import SEED
 from tests.conftest import LESSONS
 from workers.sandbox import make_sandbox
 
@@ -26,6 +27,12 @@ MARKS = {"bwrap": [pytest.mark.bwrap], "docker": [pytest.mark.docker], "warm": [
 def catalog() -> Catalog:
     """The lessons, their time limits stretched to this host's slowness (testkit/slowness.py)."""
     return slowness.stretch_catalog(load_catalog(LESSONS))
+
+
+@pytest.fixture
+def seed(catalog: Catalog) -> Exercise:
+    """The seed lesson's exercise, its limits stretched with the catalog's."""
+    return catalog.lesson(SEED).exercise
 
 
 @pytest.fixture(

@@ -19,11 +19,6 @@ from workers.sandbox.bwrap import BwrapSandbox
 pytestmark = [pytest.mark.bwrap, pytest.mark.usefixtures("clean_host")]
 
 
-@pytest.fixture
-def seed(catalog):
-    return catalog.lesson("expert/what-is-attention").exercise
-
-
 def grade(bwrap, exercise, source, **limits):
     if limits:
         exercise = dataclasses.replace(exercise, limits=slowness.stretch(Limits(**limits)))

@@ -39,10 +39,9 @@ SOLUTION = (SEED / "solution" / "model.py").read_bytes()
 
 
 @pytest.fixture
-def seed(catalog):
-    """The seed exercise, with the suite's small limits."""
-    exercise = catalog.lesson("expert/what-is-attention").exercise
-    return dataclasses.replace(exercise, limits=LIMITS)
+def seed(seed):
+    """The seed exercise (tests/workers/sandbox/conftest.py's), with the suite's small limits."""
+    return dataclasses.replace(seed, limits=LIMITS)
 
 
 @dataclasses.dataclass

@@ -35,11 +35,6 @@ def solo():
     assert released_leftovers([uid], boot_clock()) == []
 
 
-@pytest.fixture
-def seed(catalog):
-    return catalog.lesson("expert/what-is-attention").exercise
-
-
 def run(sandbox, source, stdin=b"", **limits):
     files = {"main.py": textwrap.dedent(source).encode()}
     limits = slowness.stretch(Limits(**limits))
