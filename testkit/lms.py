@@ -1,5 +1,6 @@
 """The tool and the demo LMS, each on its own port and registered with each other; a launch."""
 
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
@@ -12,6 +13,8 @@ from service.lti import registration
 from service.settings import Settings
 from service.store.models import Course, Membership, Placement, User
 from service.web import create_app
+from testkit.pipeline import Pipeline
+from testkit.servers import WorkerProcess
 
 
 @dataclass
@@ -78,6 +81,31 @@ def make_lms(
     tool_server.start()
     demo.start()
     return register(demo, app, tool_server.url), tool_server
+
+
+@contextmanager
+def lms_with_a_worker(tmp_path, redis_server, queues, lms_options=None, pool=2, **changes):
+    """The tool beside the demo LMS, with a real redis-server and a real Celery worker.
+
+    `lms_options` go to make_lms (the tool's host, the demo LMS's configuration), `changes`
+    to the tool's settings; the worker, of `pool` processes, is the Lms's `worker`.
+    """
+    settings_changes = {"redis_url": redis_server.url, **changes}
+    found, tool_server = make_lms(
+        tmp_path, settings_changes=settings_changes, **(lms_options or {})
+    )
+    env = Pipeline.env_of(found.app.config["SETTINGS"])
+    worker = WorkerProcess(env, tmp_path / "worker.log", queues=queues)
+    worker.start(concurrency=pool)
+    found.worker = worker
+    try:
+        worker.wait_ready()
+        yield found
+    finally:
+        worker.stop()
+        found.demo.stop()
+        tool_server.stop()
+        found.store.dispose()
 
 
 def register(demo: DemoServer, app, tool_url: str) -> Lms:

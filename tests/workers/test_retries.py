@@ -16,9 +16,9 @@ from sqlalchemy import select
 from service.queue import GradeMessage, send_grade
 from service.store.models import Submission, User
 from testkit.factories import submission
-from testkit.lms import landed, make_lms, signed_in_headers
+from testkit.lms import landed, lms_with_a_worker, signed_in_headers
 from testkit.pipeline import SOLUTION, Pipeline
-from testkit.servers import PostgresCluster, WorkerProcess
+from testkit.servers import PostgresCluster
 from testkit.slowness import scaled
 from testkit.waits import wait_for
 
@@ -81,13 +81,11 @@ def test_a_grading_that_meets_a_database_outage_succeeds_on_its_retry(tmp_path, 
 
 
 def test_a_sync_that_meets_an_lms_503_succeeds_on_its_retry(tmp_path, redis_server):
-    changes = {"redis_url": redis_server.url, **NO_SWEEP}
-    lms, tool_server = make_lms(tmp_path, settings_changes=changes)
-    worker = WorkerProcess(Pipeline.env_of(lms.app.config["SETTINGS"]), tmp_path / "worker.log")
-    browser = requests.Session()
-    try:
-        worker.start(concurrency=1)
-        worker.wait_ready()
+    with (
+        lms_with_a_worker(tmp_path, redis_server, "grade,sync", pool=1, **NO_SWEEP) as lms,
+        requests.Session() as browser,
+    ):
+        worker = lms.worker
         headers, placement_id = signed_in_headers(browser, lms, "ali", lms.link())
         lms.platform.fail("ags", times=1, status=503)
         answered = browser.post(
@@ -106,12 +104,6 @@ def test_a_sync_that_meets_an_lms_503_succeeds_on_its_retry(tmp_path, redis_serv
         with lms.store.session() as session:
             assert session.scalar(select(User.sub)) == lms.platform.user_sub("ali")
         assert refusals(worker.log) == []
-    finally:
-        browser.close()
-        worker.stop()
-        lms.demo.stop()
-        tool_server.stop()
-        lms.store.dispose()
 
 
 OUTAGE_S = 30.0
@@ -128,18 +120,17 @@ def test_grades_waiting_for_an_lms_that_was_down_land_within_10_s_of_its_return(
     one lands within 10 s, once, and the LMS saw a few requests while it was down, not a
     post per grade per backoff step.
     """
-    lms, tool_server = make_lms(tmp_path, settings_changes={"redis_url": redis_server.url})
-    worker = WorkerProcess(Pipeline.env_of(lms.app.config["SETTINGS"]), tmp_path / "worker.log")
-    browser = requests.Session()
-    try:
-        worker.start(concurrency=2)
+    with (
+        lms_with_a_worker(tmp_path, redis_server, "grade,sync") as lms,
+        requests.Session() as browser,
+    ):
+        worker = lms.worker
         links = [lms.link(title=f"Lesson {n}") for n in (1, 2)]
         pairs = [
             (who, link, *signed_in_headers(browser, lms, who, link))
             for link in links
             for who in ("ali", "berna", "can")
         ]
-        worker.wait_ready()
         lms.platform.down_for(OUTAGE_S)
         down_at, hits_before = time.monotonic(), sum(lms.platform.knobs.hits.values())
         for n, (_, _, headers, placement_id) in enumerate(pairs):
@@ -170,9 +161,3 @@ def test_grades_waiting_for_an_lms_that_was_down_land_within_10_s_of_its_return(
         # began: not one post per grade per backoff step (18 before this, for six grades)
         assert while_down <= 12, f"{while_down} requests while the LMS was down"
         assert refusals(worker.log) == []
-    finally:
-        browser.close()
-        worker.stop()
-        lms.demo.stop()
-        tool_server.stop()
-        lms.store.dispose()

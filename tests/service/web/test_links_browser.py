@@ -20,6 +20,7 @@ from sqlalchemy import select
 
 from service.store.models import Submission, User
 from testkit.chromium import headless
+from testkit.lms import lms_with_a_worker
 from testkit.waits import wait_for
 from tests.service.web import test_pages_browser as pages
 from tests.service.web.a11y import assert_accessible
@@ -211,7 +212,7 @@ def test_an_idle_pages_links_die_while_its_script_keeps_the_session(lms, chromiu
 def third_party(tmp_path, redis_server):
     """The tool on another site than its LMS (127.0.0.2 beside 127.0.0.1), platform storage."""
     options = {"tool_host": "127.0.0.2", "storage_target": "_parent"}
-    with pages.lms_with_a_worker(tmp_path, redis_server, "grade,sync", options) as found:
+    with lms_with_a_worker(tmp_path, redis_server, "grade,sync", options) as found:
         yield found
 
 

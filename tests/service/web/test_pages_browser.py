@@ -6,7 +6,6 @@ Moodle. A real redis-server and a real `codeblanks worker` grade, post scores to
 LMS and read its roster, as in production.
 """
 
-import contextlib
 import csv
 import io
 import re
@@ -19,9 +18,7 @@ from sqlalchemy import select
 
 from service.store.models import GradeSync
 from testkit.chromium import headless
-from testkit.lms import make_lms
-from testkit.pipeline import Pipeline
-from testkit.servers import WorkerProcess
+from testkit.lms import lms_with_a_worker
 from testkit.waits import wait_for
 
 pytestmark = [pytest.mark.browser, pytest.mark.celery, pytest.mark.slow]
@@ -30,30 +27,6 @@ FAILING = "print('not yet')\n"
 SOLUTION = (Path(__file__).resolve().parents[3] / "lessons" / "expert" / "what-is-attention"
             / "solution" / "model.py").read_text()  # fmt: skip
 TIMEOUT_MS = 30_000
-
-
-@contextlib.contextmanager
-def lms_with_a_worker(tmp_path, redis_server, queues, lms_options=None, **changes):
-    """The tool beside the demo LMS, with a real redis-server and a real Celery worker.
-
-    `lms_options` go to make_lms (the tool's host, the demo LMS's configuration).
-    """
-    settings_changes = {"redis_url": redis_server.url, **changes}
-    found, tool_server = make_lms(
-        tmp_path, settings_changes=settings_changes, **(lms_options or {})
-    )
-    env = Pipeline.env_of(found.app.config["SETTINGS"])
-    worker = WorkerProcess(env, tmp_path / "worker.log", queues=queues)
-    worker.start(concurrency=2)
-    found.worker = worker
-    try:
-        worker.wait_ready()
-        yield found
-    finally:
-        worker.stop()
-        found.demo.stop()
-        tool_server.stop()
-        found.store.dispose()
 
 
 @pytest.fixture
