@@ -29,7 +29,7 @@ import requests
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from service.settings import Settings  # noqa: E402
-from testkit.lms import landed, make_lms, signed_in_headers  # noqa: E402
+from testkit.lms import answer, landed, make_lms, signed_in_headers  # noqa: E402
 from testkit.pipeline import Pipeline  # noqa: E402
 from testkit.servers import RedisServer, WorkerProcess  # noqa: E402
 from testkit.waits import until  # noqa: E402
@@ -86,12 +86,7 @@ def measure(tmp: Path, grades: int, outage_s: float, sync_pool: int = 4) -> dict
         platform.down_for(outage_s)
         down_at, hits_before = time.monotonic(), sum(platform.knobs.hits.values())
         for _, _, headers, placement_id in signed:
-            answered = browser.post(
-                f"{lms.tool_url}/api/placements/{placement_id}/answers",
-                json={"question_id": "weighted-average", "answer": "@"},
-                headers=headers,
-                timeout=30,
-            )
+            answered = answer(browser, lms, headers, placement_id)
             answered.raise_for_status()
         time.sleep(max(0.0, down_at + outage_s - time.monotonic()))
         back_at = time.time()

@@ -141,6 +141,17 @@ def signed_in_headers(browser, lms, who, link):
     return {"X-CodeBlanks-Session": query["s"]}, placement_id
 
 
+def answer(browser, lms, headers, placement_id, question="weighted-average", given="@", timeout=30):
+    """Post one answer through the API, as the lesson page's script does with the session
+    header it holds (by default the seed lesson's first question, right); return the reply."""
+    return browser.post(
+        f"{lms.tool_url}/api/placements/{placement_id}/answers",
+        json={"question_id": question, "answer": given},
+        headers=headers,
+        timeout=timeout,
+    )
+
+
 def landed(platform):
     """Return the scores the demo LMS applied: the first of each (user, line item)."""
     found = {}

@@ -16,7 +16,7 @@ from sqlalchemy import select
 from service.queue import GradeMessage, send_grade
 from service.store.models import Submission, User
 from testkit.factories import submission
-from testkit.lms import landed, lms_with_a_worker, signed_in_headers
+from testkit.lms import answer, landed, lms_with_a_worker, signed_in_headers
 from testkit.pipeline import SOLUTION, Pipeline
 from testkit.servers import PostgresCluster
 from testkit.slowness import scaled
@@ -88,12 +88,7 @@ def test_a_sync_that_meets_an_lms_503_succeeds_on_its_retry(tmp_path, redis_serv
         worker = lms.worker
         headers, placement_id = signed_in_headers(browser, lms, "ali", lms.link())
         lms.platform.fail("ags", times=1, status=503)
-        answered = browser.post(
-            f"{lms.tool_url}/api/placements/{placement_id}/answers",
-            json={"question_id": "weighted-average", "answer": "@"},
-            headers=headers,
-            timeout=10,
-        )
+        answered = answer(browser, lms, headers, placement_id, timeout=10)
         assert answered.status_code == 201, answered.text
         wait_for(lambda: retried(worker.log, "codeblanks.sync_grade"), "a retry", 60)
         wait_for(lambda: lms.platform.scores(user="ali"), "the score in the LMS", 60)
@@ -135,12 +130,7 @@ def test_grades_waiting_for_an_lms_that_was_down_land_within_10_s_of_its_return(
         down_at, hits_before = time.monotonic(), sum(lms.platform.knobs.hits.values())
         for n, (_, _, headers, placement_id) in enumerate(pairs):
             time.sleep(max(0.0, down_at + n * STAGGER_S - time.monotonic()))
-            answered = browser.post(
-                f"{lms.tool_url}/api/placements/{placement_id}/answers",
-                json={"question_id": "weighted-average", "answer": "@"},
-                headers=headers,
-                timeout=10,
-            )
+            answered = answer(browser, lms, headers, placement_id, timeout=10)
             assert answered.status_code == 201, answered.text
         time.sleep(max(0.0, down_at + OUTAGE_S - time.monotonic()))
         back_at = time.time()
