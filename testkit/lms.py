@@ -1,20 +1,30 @@
 """The tool and the demo LMS, each on its own port and registered with each other; a launch."""
 
+from __future__ import annotations
+
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+import requests
+from flask import Flask
 from sqlalchemy import func, select
 
 from service.demo.browser import run_launch
+from service.demo.lms_models import Link, Score
+from service.demo.platform import DemoPlatform
 from service.demo.server import BackgroundServer, DemoServer
 from service.lti import registration
+from service.lti.tool import LtiContext
 from service.settings import Settings
+from service.store.database import Store
 from service.store.models import Course, Membership, Placement, User
 from service.web import create_app
 from testkit.pipeline import Pipeline
-from testkit.servers import WorkerProcess
+from testkit.servers import RedisServer, WorkerProcess
 
 
 @dataclass
@@ -22,32 +32,38 @@ class Lms:
     """The tool and the platform, registered with each other."""
 
     tool_url: str
-    app: object
+    app: Flask
     demo: DemoServer
     client_id: str
     deployment_id: str
+    worker: WorkerProcess | None = None  # lms_with_a_worker's
 
     @property
-    def platform(self):
+    def platform(self) -> DemoPlatform:
         return self.demo.platform
 
     @property
-    def store(self):
-        return self.app.extensions["store"]
+    def store(self) -> Store:
+        found: Store = self.app.extensions["store"]
+        return found
 
     @property
-    def lti(self):
-        return self.app.extensions["lti"]
+    def lti(self) -> LtiContext:
+        found: LtiContext = self.app.extensions["lti"]
+        return found
 
-    def link(self, lesson="expert/what-is-attention", title="What is attention?", score=8.0):
+    def link(
+        self, lesson: str = "expert/what-is-attention", title: str = "What is attention?",
+        score: float = 8.0,
+    ) -> Link:  # fmt: skip
         custom = {"lesson": lesson} if lesson else {}
         return self.platform.add_link(self.client_id, title, custom=custom, score_maximum=score)
 
-    def counts(self):
+    def counts(self) -> tuple[int, ...]:
         """Rows a launch stores: users, courses, memberships, placements."""
         with self.store.session() as session:
             return tuple(
-                session.scalar(select(func.count()).select_from(model))
+                session.scalar(select(func.count()).select_from(model)) or 0
                 for model in (User, Course, Membership, Placement)
             )
 
@@ -55,9 +71,9 @@ class Lms:
 def make_lms(
     tmp_path: Path,
     allow: str = "",
-    settings_changes: dict | None = None,
+    settings_changes: dict[str, Any] | None = None,
     tool_host: str = "127.0.0.1",
-    **demo_config,
+    **demo_config: Any,
 ) -> tuple[Lms, BackgroundServer]:
     """Start the tool and the demo LMS; the tool may reach the demo LMS and `allow` only.
 
@@ -84,7 +100,14 @@ def make_lms(
 
 
 @contextmanager
-def lms_with_a_worker(tmp_path, redis_server, queues, lms_options=None, pool=2, **changes):
+def lms_with_a_worker(
+    tmp_path: Path,
+    redis_server: RedisServer,
+    queues: str,
+    lms_options: dict[str, Any] | None = None,
+    pool: int = 2,
+    **changes: Any,
+) -> Iterator[Lms]:
     """The tool beside the demo LMS, with a real redis-server and a real Celery worker.
 
     `lms_options` go to make_lms (the tool's host, the demo LMS's configuration), `changes`
@@ -108,7 +131,7 @@ def lms_with_a_worker(tmp_path, redis_server, queues, lms_options=None, pool=2, 
         found.store.dispose()
 
 
-def register(demo: DemoServer, app, tool_url: str) -> Lms:
+def register(demo: DemoServer, app: Flask, tool_url: str) -> Lms:
     """Register the tool at `tool_url` (whose store is `app`'s) and the demo LMS with each other.
 
     Also used by benchmarks/rush.py, whose tool is a `codeblanks serve` on the same store.
@@ -133,7 +156,9 @@ def register(demo: DemoServer, app, tool_url: str) -> Lms:
     return Lms(tool_url, app, demo, tool.client_id, tool.deployment_id)
 
 
-def signed_in_headers(browser, lms, who, link):
+def signed_in_headers(
+    browser: requests.Session, lms: Lms, who: str, link: Link
+) -> tuple[dict[str, str], int]:
     """Launch `who` into `link`; return the session header its page holds, and the placement."""
     trace = run_launch(browser, lms.platform.launch(who, link.id))
     query = dict(parse_qsl(urlsplit(trace.launch.headers["Location"]).query))
@@ -141,20 +166,29 @@ def signed_in_headers(browser, lms, who, link):
     return {"X-CodeBlanks-Session": query["s"]}, placement_id
 
 
-def answer(browser, lms, headers, placement_id, question="weighted-average", given="@", timeout=30):
+def answer(
+    browser: Any,  # a requests.Session, or the requests module (no cookies at all)
+    lms: Lms,
+    headers: dict[str, str],
+    placement_id: int,
+    question: str = "weighted-average",
+    given: object = "@",
+    timeout: float = 30,
+) -> requests.Response:
     """Post one answer through the API, as the lesson page's script does with the session
     header it holds (by default the seed lesson's first question, right); return the reply."""
-    return browser.post(
+    replied: requests.Response = browser.post(
         f"{lms.tool_url}/api/placements/{placement_id}/answers",
         json={"question_id": question, "answer": given},
         headers=headers,
         timeout=timeout,
     )
+    return replied
 
 
-def landed(platform):
+def landed(platform: DemoPlatform) -> dict[tuple[str, int], Score]:
     """Return the scores the demo LMS applied: the first of each (user, line item)."""
-    found = {}
+    found: dict[tuple[str, int], Score] = {}
     for score in platform.scores():
         if score.applied:
             found.setdefault((score.user_id, score.lineitem_id), score)
