@@ -38,8 +38,8 @@ from core.lessons import load_lesson  # noqa: E402
 from core.runs import RunStatus  # noqa: E402
 from core.verdicts import grade_source  # noqa: E402
 from service.settings import Settings  # noqa: E402
-from tests.deploy.stacks import COMPOSE, DEMO, Stack, launch, submit  # noqa: E402
-from tests.servers import REPO, free_port  # noqa: E402
+from testkit.servers import REPO, free_port  # noqa: E402
+from testkit.stacks import COMPOSE, DEMO, Stack, launch, submit  # noqa: E402
 from workers.sandbox import make_sandbox  # noqa: E402
 
 CORES = os.cpu_count() or 1

@@ -20,8 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.pipeline import SOLUTION, Pipeline  # noqa: E402
-from tests.servers import RedisServer  # noqa: E402
+from testkit.pipeline import SOLUTION, Pipeline  # noqa: E402
+from testkit.servers import RedisServer  # noqa: E402
 
 ENDLESS = "while True:\n    pass\n"
 

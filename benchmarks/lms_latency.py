@@ -3,7 +3,7 @@
 Usage: .venv/bin/python benchmarks/lms_latency.py [--tries N] [--json]
 
 Each try is a student of the demo LMS who answers the seed lesson's three questions and
-submits its solution within one second (tests/lms_race.py), in Chromium, against a real
+submits its solution within one second (testkit/lms_race.py), in Chromium, against a real
 `codeblanks dev` (gunicorn, a Celery worker, the sandbox, the demo LMS, which refuses a
 second score in the same second and blanks any score that is not FullyGraded, as Moodle 4.5
 does). The figure is the time from the last click until the demo gradebook shows 8 of 8.
@@ -21,9 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.devserver import dev_server  # noqa: E402
-from tests.lms_race import race  # noqa: E402
-from tests.service.web.test_editor_bundle import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from testkit.chromium import headless  # noqa: E402
+from testkit.devserver import dev_server  # noqa: E402
+from testkit.lms_race import race  # noqa: E402
 
 STUDENTS = ("Ali Student", "Berna Student", "Can Student")
 DEADLINE_S = 60.0
@@ -35,38 +35,30 @@ def main() -> int:
     parser.add_argument("--json", action="store_true", help="end with one JSON line")
     args = parser.parse_args()
 
-    from playwright.sync_api import sync_playwright
-
     waits: list[float] = []
     clicks: list[float] = []
     missed = 0
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
-        )
-        try:
-            while len(waits) + missed < args.tries:
-                with tempfile.TemporaryDirectory() as tmp, dev_server(Path(tmp) / "i") as base:
-                    context = browser.new_context(viewport={"width": 1100, "height": 900})
-                    context.set_default_timeout(30_000)
-                    context.route("**/favicon.ico", lambda route: route.fulfill(status=204))
-                    for student in STUDENTS:
-                        if len(waits) + missed >= args.tries:
-                            break
-                        found = race(context, base, student, DEADLINE_S)
-                        clicks.append(found.clicks_s)
-                        if found.final_after_s is None:
-                            missed += 1
-                            print(f"try {len(waits) + missed:2d}: {student}: not shown in "
-                                  f"{DEADLINE_S:g} s (last seen {found.last_seen!r})")  # fmt: skip
-                        else:
-                            waits.append(found.final_after_s)
-                            print(f"try {len(waits) + missed:2d}: {student}: clicks in "
-                                  f"{found.clicks_s:.2f} s, final score after "
-                                  f"{found.final_after_s:.2f} s")  # fmt: skip
-                    context.close()
-        finally:
-            browser.close()
+    with headless() as browser:
+        while len(waits) + missed < args.tries:
+            with tempfile.TemporaryDirectory() as tmp, dev_server(Path(tmp) / "i") as base:
+                context = browser.new_context(viewport={"width": 1100, "height": 900})
+                context.set_default_timeout(30_000)
+                context.route("**/favicon.ico", lambda route: route.fulfill(status=204))
+                for student in STUDENTS:
+                    if len(waits) + missed >= args.tries:
+                        break
+                    found = race(context, base, student, DEADLINE_S)
+                    clicks.append(found.clicks_s)
+                    if found.final_after_s is None:
+                        missed += 1
+                        print(f"try {len(waits) + missed:2d}: {student}: not shown in "
+                              f"{DEADLINE_S:g} s (last seen {found.last_seen!r})")  # fmt: skip
+                    else:
+                        waits.append(found.final_after_s)
+                        print(f"try {len(waits) + missed:2d}: {student}: clicks in "
+                              f"{found.clicks_s:.2f} s, final score after "
+                              f"{found.final_after_s:.2f} s")  # fmt: skip
+                context.close()
 
     ordered = sorted(waits)
     figures = {

@@ -29,10 +29,10 @@ import requests
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from service.settings import Settings  # noqa: E402
-from tests.pipeline import Pipeline  # noqa: E402
-from tests.servers import RedisServer, WorkerProcess  # noqa: E402
-from tests.service.lti.conftest import make_lms  # noqa: E402
-from tests.service.lti.test_flows import signed_in_headers  # noqa: E402
+from testkit.lms import answer, landed, make_lms, signed_in_headers  # noqa: E402
+from testkit.pipeline import Pipeline  # noqa: E402
+from testkit.servers import RedisServer, WorkerProcess  # noqa: E402
+from testkit.waits import until  # noqa: E402
 
 STUDENTS = ("ali", "berna", "can")
 LANDED_WITHIN_S = 300.0  # give up waiting then (today's backoff reaches minutes)
@@ -86,25 +86,17 @@ def measure(tmp: Path, grades: int, outage_s: float, sync_pool: int = 4) -> dict
         platform.down_for(outage_s)
         down_at, hits_before = time.monotonic(), sum(platform.knobs.hits.values())
         for _, _, headers, placement_id in signed:
-            answered = browser.post(
-                f"{lms.tool_url}/api/placements/{placement_id}/answers",
-                json={"question_id": "weighted-average", "answer": "@"},
-                headers=headers,
-                timeout=30,
-            )
+            answered = answer(browser, lms, headers, placement_id)
             answered.raise_for_status()
         time.sleep(max(0.0, down_at + outage_s - time.monotonic()))
         back_at = time.time()
         while_down = sum(platform.knobs.hits.values()) - hits_before
         items = {link.id: platform.lineitems_of(link)[0].id for link in links}
         wanted = {(platform.user_sub(who), items[link.id]) for who, link in pairs}
-        landed: dict[tuple[str, int], float] = {}
-        while len(landed) < len(wanted) and time.time() < back_at + LANDED_WITHIN_S:
-            for score in platform.scores():
-                key = (score.user_id, score.lineitem_id)
-                if score.applied and key in wanted and key not in landed:
-                    landed[key] = score.received_at - back_at
-            time.sleep(0.2)
+        until(lambda: set(landed(platform)) >= wanted, LANDED_WITHIN_S, every=0.2)
+        after = sorted(
+            score.received_at - back_at for key, score in landed(platform).items() if key in wanted
+        )
     finally:
         browser.close()
         syncs.stop()
@@ -113,7 +105,6 @@ def measure(tmp: Path, grades: int, outage_s: float, sync_pool: int = 4) -> dict
         tool_server.stop()
         lms.store.dispose()
         redis.stop()
-    after = sorted(landed.values())
     return {
         "grades": grades,
         "outage_s": outage_s,
@@ -121,7 +112,7 @@ def measure(tmp: Path, grades: int, outage_s: float, sync_pool: int = 4) -> dict
         "requests_while_down": while_down,
         "p50_s": round(statistics.median(after), 2) if after else None,
         "max_s": round(after[-1], 2) if after else None,
-        "missing": len(wanted) - len(landed),
+        "missing": len(wanted) - len(after),
     }
 
 

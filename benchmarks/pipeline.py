@@ -43,9 +43,9 @@ from core.verdicts import grade_source  # noqa: E402
 from service.settings import PREFIX, Settings  # noqa: E402
 from service.store.models import Submission, SubmissionStatus, User  # noqa: E402
 from service.web import create_app  # noqa: E402
-from tests.factories import SCALED, place  # noqa: E402
-from tests.pipeline import SOLUTION, fastest_sandbox  # noqa: E402
-from tests.servers import REPO, RedisServer, WorkerProcess, free_port  # noqa: E402
+from testkit.factories import SCALED, place  # noqa: E402
+from testkit.pipeline import SOLUTION, fastest_sandbox  # noqa: E402
+from testkit.servers import REPO, RedisServer, WorkerProcess, free_port  # noqa: E402
 from workers.sandbox import make_sandbox  # noqa: E402
 
 CORES = os.cpu_count() or 1

@@ -53,12 +53,11 @@ from service.demo import DemoServer  # noqa: E402
 from service.settings import Settings  # noqa: E402
 from service.store.models import GradeSync, Submission, SubmissionStatus, SyncStatus, User  # noqa: E402
 from service.web import create_app  # noqa: E402
-from tests.factories import SCALED  # noqa: E402
-from tests.pipeline import SOLUTION, Pipeline, fastest_sandbox  # noqa: E402
-from tests.servers import REPO, RedisServer, WorkerProcess, free_port  # noqa: E402
-from tests.service.lti.conftest import register  # noqa: E402
-from tests.service.lti.test_flows import signed_in_headers  # noqa: E402
-from tests.webserver import Stream, WebServer  # noqa: E402
+from testkit.factories import SCALED  # noqa: E402
+from testkit.lms import register, signed_in_headers  # noqa: E402
+from testkit.pipeline import SOLUTION, Pipeline, fastest_sandbox  # noqa: E402
+from testkit.servers import REPO, RedisServer, WorkerProcess, free_port  # noqa: E402
+from testkit.webserver import Stream, WebServer  # noqa: E402
 
 WRONG = (
     # softmax without the max subtracted: the two hidden cases of scores near 1000 overflow

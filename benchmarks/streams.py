@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.webserver import Answer, Stream, WebServer, seed  # noqa: E402
+from testkit.webserver import Answer, Stream, WebServer, seed  # noqa: E402
 
 # the longest wait for one answer, counted as that long: the code before the caps kept
 # /healthz waiting for minutes, until some stream's 120 s ended

@@ -33,9 +33,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core.lessons import load_lesson  # noqa: E402
 from service.settings import Settings  # noqa: E402
-from tests.factories import SCALED  # noqa: E402
-from tests.pipeline import SOLUTION, Pipeline  # noqa: E402
-from tests.servers import REPO, RedisServer  # noqa: E402
+from testkit.factories import SCALED  # noqa: E402
+from testkit.pipeline import SOLUTION, Pipeline  # noqa: E402
+from testkit.servers import REPO, RedisServer  # noqa: E402
 
 SLEEPER = """import json as _json, os as _os, time as _time
 

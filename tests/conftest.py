@@ -8,7 +8,8 @@ import pytest
 
 from core.lessons import Catalog, load_catalog
 from service.settings import Settings
-from tests.servers import postgres_cluster, redis_server  # noqa: F401  (fixtures)
+from testkit import factories
+from testkit.servers import PostgresCluster, RedisServer
 from tests.workers.sandbox.leftovers import bwrap_leftovers, settled
 from workers.sandbox.bwrap import BwrapSandbox
 from workers.sandbox.runtime import Runtime
@@ -16,12 +17,12 @@ from workers.sandbox.warm import WarmSandbox
 
 REPO = Path(__file__).resolve().parent.parent
 LESSONS = REPO / "lessons"
-SEED = LESSONS / "expert" / "what-is-attention"
+SEED = LESSONS / factories.SEED
 
 
 def pytest_report_header() -> str:
-    """Say how far the timed tests' bounds are stretched on this host (tests/slowness.py)."""
-    from tests import slowness
+    """Say how far the timed tests' bounds are stretched on this host (testkit/slowness.py)."""
+    from testkit import slowness
 
     return f"slowness: {slowness.factor():g}x the reference host (timed bounds scaled by it)"
 
@@ -42,6 +43,29 @@ def screenshots(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPat
     found = Path(chosen) if chosen else tmp_path_factory.mktemp("screenshots")
     found.mkdir(parents=True, exist_ok=True)
     return found
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[PostgresCluster]:
+    """A private PostgreSQL cluster for the whole test session."""
+    cluster = PostgresCluster()
+    try:
+        cluster.init()
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.remove()
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+    """A private, empty redis-server for one test."""
+    directory = tmp_path / "redis"
+    directory.mkdir()
+    server = RedisServer(directory)
+    server.start()
+    yield server
+    server.stop()
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,8 @@
 Imports point downward: the worker loads no Flask and no web module; the shared layer
 (settings, store, queue, logs, LTI, outbound) loads no Flask; SQL is
 written only in service/store; no two modules share a name; messages are sent only through
-service.queue's senders; the app's error handlers are registered in one place.
+service.queue's senders; the app's error handlers are registered in one place; the
+benchmarks and testkit/ (the helpers they share with the tests) import nothing from tests/.
 """
 
 from __future__ import annotations
@@ -28,16 +29,16 @@ OTHER_PROGRAMS = ("service/demo/",)
 TASK_NAMES = {name.value for name in TaskName}
 
 
-def _sources() -> dict[str, ast.Module]:
+def _parsed(folder: str) -> dict[str, ast.Module]:
+    """Return the syntax tree of every Python file under `folder`, by its path in the repo."""
     found = {}
-    for package in PACKAGES:
-        for path in sorted((REPO / package).rglob("*.py")):
-            relative = path.relative_to(REPO).as_posix()
-            found[relative] = ast.parse(path.read_text(), relative)
+    for path in sorted((REPO / folder).rglob("*.py")):
+        relative = path.relative_to(REPO).as_posix()
+        found[relative] = ast.parse(path.read_text(), relative)
     return found
 
 
-SOURCES = _sources()
+SOURCES = {path: tree for package in PACKAGES for path, tree in _parsed(package).items()}
 
 
 def _imports(tree: ast.Module) -> list[tuple[str, list[str], int]]:
@@ -266,4 +267,17 @@ def test_the_tests_mirror_the_packages():
             continue
         if not (REPO / relative.removeprefix("tests/")).is_dir():
             wrong.append(relative)
+    assert wrong == []
+
+
+def test_the_benchmarks_and_testkit_import_nothing_from_the_tests():
+    """A benchmark that imports a test module breaks when the tests are rearranged, and
+    loads their conftest's fixtures with it: what both need lives in testkit/."""
+    wrong = [
+        f"{path}:{line} imports {module}"
+        for folder in ("benchmarks", "testkit")
+        for path, tree in _parsed(folder).items()
+        for module, _, line in _imports(tree)
+        if module.split(".")[0] == "tests"
+    ]
     assert wrong == []

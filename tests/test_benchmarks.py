@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from tests.servers import REPO
+from testkit.servers import REPO
 
 RUSH_KEYS = {
     "students", "window_s", "cores", "concurrency", "sync_pool", "sandbox", "load_before",

@@ -1,4 +1,4 @@
-"""The distribution's metadata, as the build backend reads pyproject.toml (issue 26.6).
+"""The distribution's metadata and packages, as the build backend reads pyproject.toml.
 
 `pip install -e .` warned a new admin that `project.license` as a TOML table is deprecated
 (setuptools stops accepting it in February 2027). The metadata is built here, as pip's build
@@ -11,6 +11,7 @@ import sys
 import tomllib
 
 from packaging.licenses import canonicalize_license_expression
+from setuptools import find_namespace_packages
 
 from tests.conftest import REPO
 
@@ -41,3 +42,12 @@ def test_the_metadata_builds_without_a_warning(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     metadata = (tmp_path / "meta" / done.stdout.split()[-1] / "METADATA").read_text()
     assert "License-Expression: MIT" in metadata
+
+
+def test_the_wheel_holds_the_program_and_no_test_helper():
+    """tests/, testkit/ (the helpers tests and benchmarks share) and benchmarks/ stay home:
+    the wheel's packages are the ones pyproject's `packages.find` finds, as setuptools does
+    (namespace packages included: pyproject's default)."""
+    find = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
+    found = find_namespace_packages(where=str(REPO), **find["packages"]["find"])
+    assert {name.split(".")[0] for name in found} == {"core", "service", "workers"}

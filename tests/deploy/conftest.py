@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from tests import slowness
-from tests.deploy.stacks import REPO, clean_environment, env_file
+from testkit import slowness
+from testkit.stacks import REPO, clean_environment, env_file
 
 BUILD_TIMEOUT_S = 1200  # a cold build downloads Debian packages for three images
 

@@ -20,8 +20,9 @@ import yaml
 
 from service.web import MAX_BODY
 from service.web.buffering import HEAD_S
-from tests import slowness
-from tests.deploy.stacks import (
+from testkit import slowness
+from testkit.servers import free_port
+from testkit.stacks import (
     COMPOSE,
     DEMO,
     EXAMPLE,
@@ -36,7 +37,6 @@ from tests.deploy.stacks import (
     submit,
     volumes,
 )
-from tests.servers import free_port
 from tests.tricklers import Tricklers
 from workers.sandbox import cgroups
 

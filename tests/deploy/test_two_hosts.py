@@ -13,9 +13,9 @@ import pytest
 import requests
 import yaml
 
-from tests import slowness
-from tests.deploy.stacks import COMPOSE, TWO_HOSTS, Stack, launch, submit, volumes
-from tests.servers import free_port
+from testkit import slowness
+from testkit.servers import free_port
+from testkit.stacks import COMPOSE, TWO_HOSTS, Stack, launch, submit, volumes
 
 pytestmark = pytest.mark.docker
 

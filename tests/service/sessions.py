@@ -1,10 +1,9 @@
-"""Helpers for page tests: sign in without a launch, catch tasks, read a page's tokens."""
+"""Helpers for page tests: catch tasks, read a page's tokens (testkit.sessions signs in)."""
 
 from __future__ import annotations
 
 import html
 import re
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from unittest import mock
@@ -16,16 +15,6 @@ from core.runs import RunStatus
 from core.verdicts import Verdict
 from service.store import submissions
 from service.store.models import utcnow
-
-
-def sign_in(client, user_id, placements=(), teaches=()):
-    """Stand in for the LTI launch: the user, the placements they opened, the courses taught."""
-    with client.session_transaction() as session:
-        session.clear()
-        session["user_id"] = user_id
-        session["placement_ids"] = list(placements)
-        session["teacher_course_ids"] = list(teaches)
-        session["launched_at"] = int(time.time())
 
 
 def catch_tasks(app):

@@ -22,9 +22,8 @@ from core.runs import RunOutcome, RunRequest, RunResult
 from service.demo.server import BackgroundServer
 from service.queue import TaskName
 from service.store.database import Store
+from testkit.lms import Lms, make_lms, signed_in_headers
 from tests.conftest import SEED
-from tests.service.lti.conftest import Lms, make_lms
-from tests.service.lti.test_flows import signed_in_headers
 from tests.workers.contexts import attach_worker
 from workers.context import WorkerContext
 from workers.sandbox.fake import FakeSandbox

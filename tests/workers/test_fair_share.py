@@ -17,10 +17,10 @@ from sqlalchemy import select
 
 from core.runs import Limits
 from service.store.models import Submission
-from tests.factories import SCALED
-from tests.pipeline import SOLUTION, Pipeline
-from tests.servers import REPO
-from tests.slowness import scaled, stretch
+from testkit.factories import SCALED
+from testkit.pipeline import SOLUTION, Pipeline
+from testkit.servers import REPO
+from testkit.slowness import scaled, stretch
 
 ENDLESS = "while True:\n    pass\n"
 

@@ -16,9 +16,9 @@ from sqlalchemy import select
 
 from service.settings import Settings
 from service.store.models import Submission, utcnow
-from tests import slowness
-from tests.pipeline import SOLUTION, Pipeline, fastest_sandbox
-from tests.servers import PostgresCluster
+from testkit import slowness
+from testkit.pipeline import SOLUTION, Pipeline, fastest_sandbox
+from testkit.servers import PostgresCluster
 
 pytestmark = [pytest.mark.redis, pytest.mark.celery, pytest.mark.bwrap, pytest.mark.slow]
 

@@ -13,7 +13,7 @@ from service.store.database import Store
 from service.store.migrate import upgrade
 from service.store.models import GradeSync, Submission, SubmissionStatus, SyncStatus, utcnow
 from service.store.submissions import After, Next
-from tests.factories import SEED, place, submission
+from testkit.factories import SEED, place, submission
 from workers.grading import Outcome, grade_stored
 from workers.sandbox.fake import FakeSandbox
 

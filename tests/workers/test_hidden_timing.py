@@ -23,11 +23,10 @@ from sqlalchemy import select
 
 from service.store.models import Submission
 from service.web.rendering import duration_ms
-from tests.pipeline import Pipeline
-from tests.servers import WorkerProcess
-from tests.service.lti.conftest import make_lms
-from tests.service.lti.test_flows import signed_in_headers
-from tests.workers.test_retries import wait_for
+from testkit.lms import make_lms, signed_in_headers
+from testkit.pipeline import Pipeline
+from testkit.servers import WorkerProcess
+from testkit.waits import wait_for
 
 LESSON = "leak/timed"
 VISIBLE = ("f(1)", "f(2)")

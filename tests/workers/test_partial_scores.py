@@ -17,10 +17,8 @@ from sqlalchemy import select, update
 
 from core.runs import RunStatus
 from service.store.models import GradeSync, Placement, Submission, SyncStatus, utcnow
-from tests.pipeline import Pipeline
-from tests.servers import WorkerProcess
-from tests.service.lti.conftest import make_lms
-from tests.service.lti.test_flows import signed_in_headers
+from testkit.lms import lms_with_a_worker, signed_in_headers
+from testkit.waits import wait_for
 from tests.workers.partial_lesson import (
     FULL,
     HALF,
@@ -34,7 +32,6 @@ from tests.workers.partial_lesson import (
     open_course,
     write_lessons,
 )
-from tests.workers.test_retries import wait_for
 
 
 @pytest.fixture
@@ -136,18 +133,11 @@ def test_a_partial_submission_through_the_real_worker_sandbox_and_lms(tmp_path, 
     """The whole path on real processes: the API, Redis, a Celery worker grading on the
     warm sandbox, the AGS post, and the demo LMS's gradebook."""
     root = write_lessons(tmp_path / "lessons")
-    changes = {
-        "redis_url": redis_server.url,
-        "lessons_dir": root,
-        "sandbox": "warm",
-        "submit_rate": 1_000_000,
-    }
-    lms, tool_server = make_lms(tmp_path, settings_changes=changes)
-    worker = WorkerProcess(Pipeline.env_of(lms.app.config["SETTINGS"]), tmp_path / "worker.log")
-    browser = requests.Session()
-    try:
-        worker.start(concurrency=1)
-        worker.wait_ready()
+    changes = {"lessons_dir": root, "sandbox": "warm", "submit_rate": 1_000_000}
+    with (
+        lms_with_a_worker(tmp_path, redis_server, "grade,sync", pool=1, **changes) as lms,
+        requests.Session() as browser,
+    ):
         link = lms.link(lesson=LESSON, title="Two functions", score=8.0)
         headers, placement_id = signed_in_headers(browser, lms, "ali", link)
         api = f"{lms.tool_url}/api/placements/{placement_id}"
@@ -173,10 +163,4 @@ def test_a_partial_submission_through_the_real_worker_sandbox_and_lms(tmp_path, 
             assert (row.run_status, row.score) == ("failed", 0.5)
             # the real harness ran each case: the failing ones saw g's wrong values
             assert [c["status"] for c in row.cases] == ["passed", "passed", "failed", "failed"]
-        assert worker.errors() == []
-    finally:
-        browser.close()
-        worker.stop()
-        lms.demo.stop()
-        tool_server.stop()
-        lms.store.dispose()
+        assert lms.worker.errors() == []

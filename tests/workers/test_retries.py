@@ -15,21 +15,16 @@ from sqlalchemy import select
 
 from service.queue import GradeMessage, send_grade
 from service.store.models import Submission, User
-from tests.factories import submission
-from tests.pipeline import SOLUTION, Pipeline
-from tests.servers import PostgresCluster, WorkerProcess
-from tests.slowness import scaled
+from testkit.factories import submission
+from testkit.lms import answer, landed, lms_with_a_worker, signed_in_headers
+from testkit.pipeline import SOLUTION, Pipeline
+from testkit.servers import PostgresCluster
+from testkit.slowness import scaled
+from testkit.waits import wait_for
 
 pytestmark = [pytest.mark.celery, pytest.mark.slow]
 
 NO_SWEEP = {"sweep_interval_s": 3600, "queued_deadline_s": 3600, "lease_s": 60}
-
-
-def wait_for(check, what, timeout):
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, f"{what} did not happen in {timeout:g} s"
-        time.sleep(0.1)
 
 
 def retried(log, task):
@@ -86,24 +81,14 @@ def test_a_grading_that_meets_a_database_outage_succeeds_on_its_retry(tmp_path, 
 
 
 def test_a_sync_that_meets_an_lms_503_succeeds_on_its_retry(tmp_path, redis_server):
-    from tests.service.lti.conftest import make_lms
-    from tests.service.lti.test_flows import signed_in_headers
-
-    changes = {"redis_url": redis_server.url, **NO_SWEEP}
-    lms, tool_server = make_lms(tmp_path, settings_changes=changes)
-    worker = WorkerProcess(Pipeline.env_of(lms.app.config["SETTINGS"]), tmp_path / "worker.log")
-    browser = requests.Session()
-    try:
-        worker.start(concurrency=1)
-        worker.wait_ready()
+    with (
+        lms_with_a_worker(tmp_path, redis_server, "grade,sync", pool=1, **NO_SWEEP) as lms,
+        requests.Session() as browser,
+    ):
+        worker = lms.worker
         headers, placement_id = signed_in_headers(browser, lms, "ali", lms.link())
         lms.platform.fail("ags", times=1, status=503)
-        answered = browser.post(
-            f"{lms.tool_url}/api/placements/{placement_id}/answers",
-            json={"question_id": "weighted-average", "answer": "@"},
-            headers=headers,
-            timeout=10,
-        )
+        answered = answer(browser, lms, headers, placement_id, timeout=10)
         assert answered.status_code == 201, answered.text
         wait_for(lambda: retried(worker.log, "codeblanks.sync_grade"), "a retry", 60)
         wait_for(lambda: lms.platform.scores(user="ali"), "the score in the LMS", 60)
@@ -114,12 +99,6 @@ def test_a_sync_that_meets_an_lms_503_succeeds_on_its_retry(tmp_path, redis_serv
         with lms.store.session() as session:
             assert session.scalar(select(User.sub)) == lms.platform.user_sub("ali")
         assert refusals(worker.log) == []
-    finally:
-        browser.close()
-        worker.stop()
-        lms.demo.stop()
-        tool_server.stop()
-        lms.store.dispose()
 
 
 OUTAGE_S = 30.0
@@ -136,49 +115,33 @@ def test_grades_waiting_for_an_lms_that_was_down_land_within_10_s_of_its_return(
     one lands within 10 s, once, and the LMS saw a few requests while it was down, not a
     post per grade per backoff step.
     """
-    from tests.service.lti.conftest import make_lms
-    from tests.service.lti.test_flows import signed_in_headers
-
-    lms, tool_server = make_lms(tmp_path, settings_changes={"redis_url": redis_server.url})
-    worker = WorkerProcess(Pipeline.env_of(lms.app.config["SETTINGS"]), tmp_path / "worker.log")
-    browser = requests.Session()
-    try:
-        worker.start(concurrency=2)
+    with (
+        lms_with_a_worker(tmp_path, redis_server, "grade,sync") as lms,
+        requests.Session() as browser,
+    ):
+        worker = lms.worker
         links = [lms.link(title=f"Lesson {n}") for n in (1, 2)]
         pairs = [
             (who, link, *signed_in_headers(browser, lms, who, link))
             for link in links
             for who in ("ali", "berna", "can")
         ]
-        worker.wait_ready()
         lms.platform.down_for(OUTAGE_S)
         down_at, hits_before = time.monotonic(), sum(lms.platform.knobs.hits.values())
         for n, (_, _, headers, placement_id) in enumerate(pairs):
             time.sleep(max(0.0, down_at + n * STAGGER_S - time.monotonic()))
-            answered = browser.post(
-                f"{lms.tool_url}/api/placements/{placement_id}/answers",
-                json={"question_id": "weighted-average", "answer": "@"},
-                headers=headers,
-                timeout=10,
-            )
+            answered = answer(browser, lms, headers, placement_id, timeout=10)
             assert answered.status_code == 201, answered.text
         time.sleep(max(0.0, down_at + OUTAGE_S - time.monotonic()))
         back_at = time.time()
         while_down = sum(lms.platform.knobs.hits.values()) - hits_before
 
-        def landed():
-            return {
-                (score.user_id, score.lineitem_id): score
-                for score in lms.platform.scores()
-                if score.applied
-            }
-
         wanted = {
             (lms.platform.user_sub(who), lms.platform.lineitems_of(link)[0].id)
             for who, link, _, _ in pairs
         }
-        wait_for(lambda: set(landed()) >= wanted, "every grade in the LMS", scaled(60))
-        after = sorted(landed()[pair].received_at - back_at for pair in wanted)
+        wait_for(lambda: set(landed(lms.platform)) >= wanted, "every grade in the LMS", scaled(60))
+        after = sorted(landed(lms.platform)[pair].received_at - back_at for pair in wanted)
         print(f"landed {after[0]:.1f} to {after[-1]:.1f} s after the LMS was back; "
               f"{while_down} requests while it was down")  # fmt: skip
         assert after[-1] <= scaled(10), f"the last grade landed {after[-1]:.1f} s after"
@@ -188,9 +151,3 @@ def test_grades_waiting_for_an_lms_that_was_down_land_within_10_s_of_its_return(
         # began: not one post per grade per backoff step (18 before this, for six grades)
         assert while_down <= 12, f"{while_down} requests while the LMS was down"
         assert refusals(worker.log) == []
-    finally:
-        browser.close()
-        worker.stop()
-        lms.demo.stop()
-        tool_server.stop()
-        lms.store.dispose()

@@ -11,7 +11,7 @@ from service.store import grades, outages
 from service.store.database import Store
 from service.store.migrate import upgrade
 from service.store.models import Grade, GradeSync, QuestionAnswer, SyncStatus, utcnow
-from tests.factories import add_student, place, submission
+from testkit.factories import add_student, place, submission
 from workers.sweep import PROBE_LATE
 from workers.syncing import Synced, backoff, next_stamp, sync_grade
 

@@ -11,7 +11,7 @@ from service.queue import TaskName
 from service.queue.broker import celery_config
 from service.store import grades
 from service.store.models import Grade, GradeSync, Submission, utcnow
-from tests.factories import SEED, place, submission
+from testkit.factories import SEED, place, submission
 from tests.workers.contexts import attach_worker
 from workers.sandbox.fake import FakeSandbox
 from workers.sweep import sweep

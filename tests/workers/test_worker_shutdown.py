@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from tests import slowness
-from tests.pipeline import Pipeline
+from testkit import slowness
+from testkit.pipeline import Pipeline
 from tests.workers.sandbox.leftovers import WARM_LOCKS, lock_holders, processes
 from workers.sandbox import cgroups
 

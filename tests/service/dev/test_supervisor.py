@@ -13,24 +13,16 @@ import pytest
 import requests
 
 from service.demo.browser import parse_form
-from tests import slowness
+from testkit import slowness
+from testkit.devserver import dev_server
+from testkit.factories import SCALED
+from testkit.servers import free_port
+from testkit.waits import wait_for
 from tests.conftest import REPO
-from tests.devserver import dev_server, free_port
-from tests.factories import SCALED
 from tests.workers.sandbox.leftovers import WARM_LOCKS, lock_holders
 from workers.sandbox import cgroups
 
 pytestmark = pytest.mark.slow
-
-
-def wait_for(predicate, timeout_s, message):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        found = predicate()
-        if found:
-            return found
-        time.sleep(0.2)
-    raise AssertionError(message)
 
 
 def launch(browser, base, user, link_id):
@@ -70,7 +62,7 @@ def test_dev_runs_the_newcomer_path_and_stops_cleanly(tmp_path):
                 body = browser.get(url, headers=headers, timeout=10).json()
                 return body if body["status"] == "graded" else None
 
-            verdict = wait_for(graded, 60, "the submission was not graded")
+            verdict = wait_for(graded, "the grading", 60, every=0.2)
             assert verdict["verdict"]["status"] == "passed", verdict
 
             def in_gradebook():
@@ -82,7 +74,7 @@ def test_dev_runs_the_newcomer_path_and_stops_cleanly(tmp_path):
                     and s["body"]["scoreGiven"] == 5.0
                 ]
 
-            [score] = wait_for(in_gradebook, 60, "the grade did not reach the demo LMS")[-1:]
+            [score] = wait_for(in_gradebook, "the grade in the demo LMS", 60, every=0.2)[-1:]
             assert score["body"]["scoreMaximum"] == 8.0
     with pytest.raises(ConnectionRefusedError):  # nothing was left serving
         socket.create_connection(("127.0.0.1", int(base.rsplit(":", 1)[1])), timeout=2).close()
@@ -121,7 +113,7 @@ def test_a_grade_reaches_the_lms_while_the_grading_pool_runs_an_endless_loop(tmp
         def status() -> str:
             return str(browser.get(endless, headers=ali, timeout=10).json()["status"])
 
-        wait_for(lambda: status() == "running", 60, "the endless loop never ran")
+        wait_for(lambda: status() == "running", "the endless loop's run", 60, every=0.2)
         berna, placement = launch(browser, base, "berna", link_id)
         answered = browser.post(
             f"{base}/api/placements/{placement}/answers",
@@ -136,7 +128,7 @@ def test_a_grade_reaches_the_lms_while_the_grading_pool_runs_an_endless_loop(tmp
             scores = browser.get(base + "/demo/admin/scores", timeout=10).json()
             return [s for s in scores if s["applied"] and s["body"]["scoreGiven"] > 0]
 
-        wait_for(posted, 60, "the answer's score never reached the demo LMS")
+        wait_for(posted, "the answer's score in the demo LMS", 60, every=0.2)
         landed_s = time.time() - since
         assert landed_s <= 10, f"the score reached the LMS {landed_s:.1f} s after the answer"
         assert status() == "running", "the grading pool was not busy all along"
@@ -196,7 +188,9 @@ def test_a_killed_dev_takes_every_child_with_it_and_the_next_starts_clean(tmp_pa
             groups = {g for uid in uids for g in cgroups.names(f"{uid}-")}
             return groups if len(groups) > len(uids) else set()  # a zygote's and a run's
 
-        groups = wait_for(pool_armed, slowness.scaled(60), "the dev worker's pool never armed")
+        groups = wait_for(
+            pool_armed, "the dev worker's pool arming", slowness.scaled(60), every=0.2
+        )
         tree = _tree(dev.pid)
         programs = ("redis-server", "worker --queues grade", "worker --queues sync", "gunicorn")
         for program in programs:
@@ -223,4 +217,9 @@ def test_a_killed_dev_takes_every_child_with_it_and_the_next_starts_clean(tmp_pa
                 if cgroups.members(g) is not None and int(g.split("-")[0]) not in taken
             ]
 
-        wait_for(swept, slowness.scaled(30), f"the killed dev's run cgroups stay: {groups}")
+        wait_for(
+            swept,
+            f"the sweep of the killed dev's run cgroups {groups}",
+            slowness.scaled(30),
+            every=0.2,
+        )

@@ -3,9 +3,10 @@
 import html
 import re
 import time
-from urllib.parse import parse_qsl, urljoin, urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import jwt
+import requests
 from sqlalchemy import select
 
 from service.demo.browser import parse_form, run_launch
@@ -13,6 +14,7 @@ from service.lti import registration
 from service.lti.ags import AgsPoster
 from service.lti.roster import sync_roster
 from service.store.models import Course, GradeSync, Membership, Placement, Platform, User, utcnow
+from testkit.lms import answer, make_lms, signed_in_headers
 from workers.syncing import Synced, sync_grade
 
 SEED = "expert/what-is-attention"
@@ -56,8 +58,6 @@ def test_teacher_launch_opens_the_teacher_view(lms, browser):
 
 
 def test_moodle_style_post_login_works(tmp_path, browser):
-    from tests.service.lti.conftest import make_lms
-
     lms, server = make_lms(tmp_path, login_method="POST", service_url_query="type_id=1")
     try:
         trace = run_launch(browser, lms.platform.launch("ali", lms.link().id))
@@ -142,22 +142,11 @@ def test_deep_linking_round_trip_places_lessons_with_line_items(lms, browser):
     assert "/lessons/" in student.launch.headers["Location"]
 
 
-def signed_in_headers(browser, lms, who, link):
-    trace = run_launch(browser, lms.platform.launch(who, link.id))
-    query = dict(parse_qsl(urlsplit(trace.launch.headers["Location"]).query))
-    placement_id = int(urlsplit(trace.launch.headers["Location"]).path.rsplit("/", 1)[1])
-    return {"X-CodeBlanks-Session": query["s"]}, placement_id
-
-
 def test_answers_reach_the_platform_gradebook_with_the_right_fields(lms, browser):
     link = lms.link()
     headers, placement_id = signed_in_headers(browser, lms, "ali", link)
-    fresh = __import__("requests").Session()  # no cookies: the header alone signs in
-    answered = fresh.post(
-        f"{lms.tool_url}/api/placements/{placement_id}/answers",
-        json={"question_id": "weighted-average", "answer": "@"},
-        headers=headers,
-    )
+    fresh = requests.Session()  # no cookies: the header alone signs in
+    answered = answer(fresh, lms, headers, placement_id)
     assert answered.status_code == 201, answered.text
     with lms.store.session() as session:
         user_id = session.scalar(select(User.id))
@@ -198,18 +187,6 @@ def test_line_item_is_made_when_the_launch_gave_none(lms, browser):
     assert lms.platform.scores(item.id)[0].body["scoreGiven"] == 1.0
 
 
-def answer(lms, headers, placement_id, question, given):
-    """Post one answer through the tool's API, as the lesson page does."""
-    import requests
-
-    return requests.post(
-        f"{lms.tool_url}/api/placements/{placement_id}/answers",
-        json={"question_id": question, "answer": given},
-        headers=headers,
-        timeout=10,
-    )
-
-
 def sync_as_the_task_would(lms, poster, user_id, placement_id):
     """Run the sync; on WAIT (the LMS holds a score of this second), wait as the task's
     retry would, and run it again."""
@@ -227,11 +204,11 @@ def test_service_tokens_are_cached_and_lms_outages_retry(lms, browser):
         user_id = session.scalar(select(User.id))
     poster = AgsPoster(lms.lti)
     for question, given in (("rnn-advantage", 1), ("weighted-average", "@")):
-        answer(lms, headers, placement_id, question, given)
+        answer(requests, lms, headers, placement_id, question, given)
         assert sync_as_the_task_would(lms, poster, user_id, placement_id).outcome is Synced.SENT
     assert lms.lti.tokens.requested == 1
     lms.platform.fail("ags", times=1, status=503)
-    answer(lms, headers, placement_id, "concepts", {})
+    answer(requests, lms, headers, placement_id, "concepts", {})
     failed = sync_as_the_task_would(lms, poster, user_id, placement_id)
     assert failed.outcome is Synced.AWAY  # the platform's outage: it probes again in 2 s
     assert sync_as_the_task_would(lms, poster, user_id, placement_id).outcome is Synced.SENT
@@ -250,7 +227,7 @@ def test_scores_within_one_second_reach_a_moodle_strict_lms_as_the_latest(lms, b
     answers = (("rnn-advantage", 1), ("weighted-average", "@"), ("concepts", {}))
     results = []
     for question, given in answers:
-        answer(lms, headers, placement_id, question, given)
+        answer(requests, lms, headers, placement_id, question, given)
         results.append(sync_grade(lms.store, lms.lti.catalog, poster, user_id, placement_id, 3))
     # whatever the second boundaries, a sync either posts or waits: none is refused
     assert {r.outcome for r in results} <= {Synced.SENT, Synced.WAIT}

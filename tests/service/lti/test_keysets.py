@@ -20,7 +20,7 @@ from service.lti.claims import LaunchProblem
 from service.lti.keysets import KeySets
 from service.outbound import Allowed, Client, Policy
 from service.store.models import Platform
-from tests.service.lti.conftest import make_lms
+from testkit.lms import make_lms
 
 
 def allowing(*servers, deadline_s=10.0):

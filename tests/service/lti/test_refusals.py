@@ -10,6 +10,7 @@ import pytest
 import requests
 
 from service.demo.browser import run_launch
+from testkit.lms import make_lms
 
 LTI = "https://purl.imsglobal.org/spec/lti/claim/"
 DL = "https://purl.imsglobal.org/spec/lti-dl/claim/"
@@ -247,7 +248,6 @@ def test_a_launch_from_another_browser_is_not_taken(lms, browser):
 
 def test_platform_storage_carries_the_browser_binding(tmp_path):
     from service.demo.browser import parse_form
-    from tests.service.lti.conftest import make_lms
 
     lms, server = make_lms(tmp_path, storage_target="_parent")
     try:

@@ -17,7 +17,7 @@ from service.demo.server import BackgroundServer
 from service.lti import registration
 from service.store import registration_tokens
 from service.store.models import Platform, RegistrationToken, utcnow
-from tests.service.lti.conftest import make_lms
+from testkit.lms import make_lms
 from tests.service.lti.test_flows import SEED
 
 

@@ -14,8 +14,7 @@ from service.demo.server import BackgroundServer
 from service.lti.roster import MAX_AGE
 from service.queue import TaskName
 from service.store.models import Course, utcnow
-from tests.service.lti.conftest import make_lms
-from tests.service.lti.test_flows import signed_in_headers
+from testkit.lms import make_lms, signed_in_headers
 from tests.service.sessions import text_of
 from tests.workers.contexts import attach_worker
 

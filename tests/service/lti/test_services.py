@@ -136,7 +136,7 @@ def test_a_failed_platform_call_tells_an_lms_that_is_away_from_a_refusal(
     lms, tmp_path, where, is_away
 ):
     from service.lti.services import away
-    from tests.servers import free_port
+    from testkit.servers import free_port
 
     url, allow, deadline = f"{lms}/token?{where}", urlsplit(lms).netloc, 10.0
     if where == "refused":

@@ -28,7 +28,7 @@ from core.platforms import ScorePost
 from service.outbound import Client, Policy
 from service.settings import Settings
 from service.store.models import Platform
-from tests.factories import place
+from testkit.factories import place
 from workers.context import WorkerContext
 
 HOST = "never-answers.example.test"

@@ -16,7 +16,7 @@ import pytest
 
 from service.outbound import Client, OutboundError, Policy, Reason
 from service.outbound.resolver import Resolver
-from tests.servers import REPO
+from testkit.servers import REPO
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ from core.runs import RunStatus
 from core.verdicts import Verdict
 from service.store import submissions
 from service.store.models import utcnow
-from tests.factories import submission
+from testkit.factories import submission
 
 # name -> (weight, hidden), in file order: the exercise the tests' verdicts come from
 CASES = {"the example": (1.0, False), "equal scores": (2.0, True), "a row": (1.0, False)}

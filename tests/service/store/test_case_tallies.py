@@ -6,7 +6,7 @@ import pytest
 from core.runs import RunStatus
 from service.store import case_tallies
 from service.store.case_tallies import CaseCount, FirstFailure
-from tests.factories import add_student, place, submission
+from testkit.factories import add_student, place, submission
 from tests.service.store.case_work import CASES, graded
 
 P, F, T, E = RunStatus.PASSED, RunStatus.FAILED, RunStatus.TIMEOUT, RunStatus.ERROR

@@ -15,7 +15,7 @@ from service.store.models import (
     SyncStatus,
     utcnow,
 )
-from tests.factories import place
+from testkit.factories import place
 
 # expert/scaled-dot-product: questions why-scale, scale-scores, steps (1 point each); exercise 5
 

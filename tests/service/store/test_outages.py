@@ -5,7 +5,7 @@ from datetime import timedelta
 from service.queue import SyncMessage
 from service.store import grades, outages
 from service.store.models import GradeSync, SyncStatus, utcnow
-from tests.factories import add_student, place
+from testkit.factories import add_student, place
 
 LATE = timedelta(seconds=10)
 

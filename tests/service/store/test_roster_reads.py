@@ -6,7 +6,7 @@ from sqlalchemy import update
 
 from service.store import roster_reads
 from service.store.models import Course, Placement, utcnow
-from tests.factories import place
+from testkit.factories import place
 
 MAX_AGE, EVERY = timedelta(minutes=5), timedelta(minutes=2)
 NOW = utcnow()

@@ -12,7 +12,7 @@ from service.queue import GradeMessage, Order, Queue
 from service.store import grades, submissions
 from service.store.models import Grade, GradeSync, Submission, SubmissionStatus, SyncStatus, utcnow
 from service.store.submissions import After, Claim, Held, Next
-from tests.factories import SCALED, add_student, place, submission
+from testkit.factories import SCALED, add_student, place, submission
 
 PASSED = Verdict(RunStatus.PASSED, 1.0, "ok\n", "", 0, 12, "Your output matches.")
 FAILED = Verdict(

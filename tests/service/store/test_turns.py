@@ -10,7 +10,7 @@ from service.queue import GradeMessage, Queue
 from service.store import submissions
 from service.store.models import Submission, SubmissionStatus, utcnow
 from service.store.submissions import Claim
-from tests.factories import add_student, place, submission
+from testkit.factories import add_student, place, submission
 
 DONE = Verdict(RunStatus.TIMEOUT, 0.0, "", "", None, 5000, "Your program ran out of time.")
 

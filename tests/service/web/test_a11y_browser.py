@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from testkit.lms import lms_with_a_worker
 from tests.service.web import test_pages_browser as pages
 from tests.service.web.a11y import Ledger, assert_accessible
 from tests.service.web.student.test_case_verdicts import CASES, write_catalog
@@ -204,9 +205,7 @@ def test_every_page_a_student_or_teacher_sees_passes_the_audit(lms, chromium, le
 def cased_lms(tmp_path, redis_server):
     """The tool and the demo LMS on a catalog with an exercise of cases, and a worker."""
     lessons = write_catalog(tmp_path / "lessons")
-    with pages.lms_with_a_worker(
-        tmp_path, redis_server, "grade,sync", lessons_dir=lessons
-    ) as found:
+    with lms_with_a_worker(tmp_path, redis_server, "grade,sync", lessons_dir=lessons) as found:
         yield found
 
 

@@ -2,8 +2,9 @@
 
 import pytest
 
-from tests.factories import place
-from tests.service.sessions import catch_tasks, form_token, sign_in
+from testkit.factories import place
+from testkit.sessions import sign_in
+from tests.service.sessions import catch_tasks, form_token
 
 LESSON = "expert/what-is-attention"
 

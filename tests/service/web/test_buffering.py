@@ -10,9 +10,9 @@ import time
 import pytest
 
 from service.web.buffering import BODY_S, HEAD_S
-from tests import slowness
+from testkit import slowness
+from testkit.webserver import WebServer, seed
 from tests.tricklers import Tricklers
-from tests.webserver import WebServer, seed
 
 # /healthz takes milliseconds; before the buffering worker, 40 tricklers kept it waiting for
 # as long as they trickled (issue 27: 2 processes x 16 threads, each held by one)

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from testkit.chromium import headless
+
 REPO = Path(__file__).resolve().parents[3]
 FRONTEND = REPO / "frontend"
 VENDOR = REPO / "service" / "web" / "static" / "vendor"
@@ -28,15 +30,6 @@ OUTPUTS = ("codemirror.js", "codemirror.LICENSES.txt", "codemirror.sha256")
 # the accessibility audit script the browser tests inject (never served by the app)
 A11Y = REPO / "tests" / "a11y"
 AXE_OUTPUTS = ("axe.min.js", "axe.LICENSES.txt", "axe.sha256")
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
 
 # XML namespace names: identifiers that happen to look like URLs; no browser fetches them.
 INERT_URLS = {
@@ -265,19 +258,8 @@ def site():
 
 @pytest.fixture
 def browser():
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.fail("playwright is missing: pip install -e '.[dev]' (it pins playwright)")
-    assert CHROMIUM.exists(), "Debian's chromium is missing: apt-get install -y chromium"
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
-        )
-        try:
-            yield browser
-        finally:
-            browser.close()
+    with headless() as found:
+        yield found
 
 
 def _active(page) -> str:

@@ -19,8 +19,9 @@ from service.store.database import Store
 from service.store.migrate import upgrade
 from service.store.models import Submission
 from service.web.feedback import case_detail_of, case_feedback_of, feedback_of, rendered
-from tests.factories import SEED, place, submission
-from tests.service.sessions import sign_in, text_of
+from testkit.factories import SEED, place, submission
+from testkit.sessions import sign_in
+from tests.service.sessions import text_of
 from workers.grading import grade_stored
 from workers.sandbox.fake import FakeSandbox
 

@@ -7,8 +7,8 @@ import pytest
 from service.lti.validation import ValidLaunch
 from service.web.auth import origin_of
 from service.web.lms.launch_pages import _lms_urls
-from tests.factories import place
-from tests.service.sessions import sign_in
+from testkit.factories import place
+from testkit.sessions import sign_in
 
 LESSON = "expert/what-is-attention"
 LTI = "https://purl.imsglobal.org/spec/lti/claim/"

@@ -20,9 +20,10 @@ from jinja2 import Environment
 
 from service.web import i18n
 from service.web.i18n import JS_WORDS
-from tests.factories import SEED, add_student, place, submission
+from testkit.factories import SEED, add_student, place, submission
+from testkit.sessions import sign_in
 from tests.service.lti import conftest as lti_fixtures
-from tests.service.sessions import catch_tasks, form_token, grade, sign_in, text_of
+from tests.service.sessions import catch_tasks, form_token, grade, text_of
 from tests.service.web.i18n_checks import (
     ROOT,
     TRANSLATIONS,

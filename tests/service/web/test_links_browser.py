@@ -19,9 +19,11 @@ import requests
 from sqlalchemy import select
 
 from service.store.models import Submission, User
+from testkit.chromium import headless
+from testkit.lms import lms_with_a_worker
+from testkit.waits import wait_for
 from tests.service.web import test_pages_browser as pages
 from tests.service.web.a11y import assert_accessible
-from tests.service.web.test_editor_bundle import CHROMIUM, CHROMIUM_ARGS
 from tests.service.web.test_pages_browser import (
     FAILING,
     SOLUTION,
@@ -163,7 +165,7 @@ def test_no_referer_carries_a_token_and_no_address_bar_keeps_one(lms, chromium, 
     with alone.expect_navigation():
         alone.get_by_role("link", name="elsewhere").click()
     frame.get_by_role("link", name="elsewhere").click()
-    pages.wait_for(lambda: len(seen_elsewhere) == 2, "both visits elsewhere")
+    wait_for(lambda: len(seen_elsewhere) == 2, "both visits elsewhere")
 
     tool = lms.tool_url
     from_tool = [(path, ref) for path, ref in received if ref and ref.startswith(tool)]
@@ -210,26 +212,15 @@ def test_an_idle_pages_links_die_while_its_script_keeps_the_session(lms, chromiu
 def third_party(tmp_path, redis_server):
     """The tool on another site than its LMS (127.0.0.2 beside 127.0.0.1), platform storage."""
     options = {"tool_host": "127.0.0.2", "storage_target": "_parent"}
-    with pages.lms_with_a_worker(tmp_path, redis_server, "grade,sync", options) as found:
+    with lms_with_a_worker(tmp_path, redis_server, "grade,sync", options) as found:
         yield found
 
 
 @pytest.fixture
 def no_third_party_cookies():
-    from playwright.sync_api import sync_playwright
-
-    assert CHROMIUM.exists(), "Debian's chromium is missing: apt-get install -y chromium"
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=str(CHROMIUM),
-            headless=True,
-            # Chromium's switch that blocks third-party cookies as its phase-out does
-            args=[*CHROMIUM_ARGS, "--test-third-party-cookie-phaseout"],
-        )
-        try:
-            yield browser
-        finally:
-            browser.close()
+    # Chromium's switch that blocks third-party cookies as its phase-out does
+    with headless("--test-third-party-cookie-phaseout") as browser:
+        yield browser
 
 
 def test_the_launch_works_in_an_lms_iframe_that_never_sends_a_cookie(
@@ -267,6 +258,6 @@ def test_the_launch_works_in_an_lms_iframe_that_never_sends_a_cookie(
     row = tframe.locator("table.gradebook tbody tr", has_text="Ali Student")
     expect_text(row, "6")
     assert cookies == [], f"the browser sent the tool cookies: {cookies[:3]}"
-    pages.wait_for(lambda: lms.platform.scores(user="ali"), "Ali's score in the LMS")
+    wait_for(lambda: lms.platform.scores(user="ali"), "Ali's score in the LMS")
     assert any(re.search(r"/events\?s=", url) for url in watch.requests)
     assert watch.errors == [] and twatch.errors == []

@@ -4,27 +4,19 @@ any score that is not FullyGraded, as Moodle 4.5 does (FINDINGS.md)."""
 
 import pytest
 
-from tests.devserver import dev_server
-from tests.lms_race import FINAL, race
-from tests.service.web.test_editor_bundle import CHROMIUM, CHROMIUM_ARGS
+from testkit.chromium import headless
+from testkit.devserver import dev_server
+from testkit.lms_race import FINAL, race
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 def test_a_fast_student_gets_the_final_score_in_the_lms_within_5_s(tmp_path):
-    from playwright.sync_api import sync_playwright
-
-    with dev_server(tmp_path / "instance") as base, sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
-        )
-        try:
-            context = browser.new_context(viewport={"width": 1100, "height": 900})
-            context.set_default_timeout(30_000)
-            context.route("**/favicon.ico", lambda route: route.fulfill(status=204))
-            found = race(context, base, "Ali Student", deadline_s=5.0)
-        finally:
-            browser.close()
+    with dev_server(tmp_path / "instance") as base, headless() as browser:
+        context = browser.new_context(viewport={"width": 1100, "height": 900})
+        context.set_default_timeout(30_000)
+        context.route("**/favicon.ico", lambda route: route.fulfill(status=204))
+        found = race(context, base, "Ali Student", deadline_s=5.0)
     assert found.clicks_s < 1.0, f"the four clicks took {found.clicks_s:.2f} s"
     assert found.final_after_s is not None, (
         f"the demo LMS showed {found.last_seen!r}, not {FINAL}, 5 s after the last click"

@@ -6,7 +6,6 @@ Moodle. A real redis-server and a real `codeblanks worker` grade, post scores to
 LMS and read its roster, as in production.
 """
 
-import contextlib
 import csv
 import io
 import re
@@ -18,10 +17,9 @@ import pytest
 from sqlalchemy import select
 
 from service.store.models import GradeSync
-from tests.pipeline import Pipeline
-from tests.servers import WorkerProcess
-from tests.service.lti.conftest import make_lms
-from tests.service.web.test_editor_bundle import CHROMIUM, CHROMIUM_ARGS
+from testkit.chromium import headless
+from testkit.lms import lms_with_a_worker
+from testkit.waits import wait_for
 
 pytestmark = [pytest.mark.browser, pytest.mark.celery, pytest.mark.slow]
 
@@ -29,30 +27,6 @@ FAILING = "print('not yet')\n"
 SOLUTION = (Path(__file__).resolve().parents[3] / "lessons" / "expert" / "what-is-attention"
             / "solution" / "model.py").read_text()  # fmt: skip
 TIMEOUT_MS = 30_000
-
-
-@contextlib.contextmanager
-def lms_with_a_worker(tmp_path, redis_server, queues, lms_options=None, **changes):
-    """The tool beside the demo LMS, with a real redis-server and a real Celery worker.
-
-    `lms_options` go to make_lms (the tool's host, the demo LMS's configuration).
-    """
-    settings_changes = {"redis_url": redis_server.url, **changes}
-    found, tool_server = make_lms(
-        tmp_path, settings_changes=settings_changes, **(lms_options or {})
-    )
-    env = Pipeline.env_of(found.app.config["SETTINGS"])
-    worker = WorkerProcess(env, tmp_path / "worker.log", queues=queues)
-    worker.start(concurrency=2)
-    found.worker = worker
-    try:
-        worker.wait_ready()
-        yield found
-    finally:
-        worker.stop()
-        found.demo.stop()
-        tool_server.stop()
-        found.store.dispose()
 
 
 @pytest.fixture
@@ -64,17 +38,8 @@ def lms(tmp_path, redis_server):
 
 @pytest.fixture
 def chromium():
-    from playwright.sync_api import sync_playwright
-
-    assert CHROMIUM.exists(), "Debian's chromium is missing: apt-get install -y chromium"
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
-        )
-        try:
-            yield browser
-        finally:
-            browser.close()
+    with headless() as browser:
+        yield browser
 
 
 class Watch:
@@ -287,13 +252,6 @@ def expect_text(locator, text):
     from playwright.sync_api import expect
 
     expect(locator).to_contain_text(text, timeout=TIMEOUT_MS)
-
-
-def wait_for(check, what, timeout=20.0):
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, f"{what} did not happen in {timeout:g} s"
-        time.sleep(0.1)
 
 
 def sync_statuses(lms):

@@ -6,13 +6,13 @@ import pytest
 from sqlalchemy import select, update
 
 from service.store.models import Membership, Placement, Submission, User
-from tests.factories import add_student, place
+from testkit.factories import add_student, place
+from testkit.sessions import sign_in
 from tests.service.sessions import (
     catch_tasks,
     form_token,
     page_session,
     session_param,
-    sign_in,
     signed_ago,
     text_of,
 )

@@ -13,7 +13,7 @@ import yaml
 
 from core.lessons import Exercise, load_lesson
 from core.runs import RunRequest, RunResult, Sandbox
-from tests import slowness
+from testkit import slowness
 from tests.conftest import SEED
 
 

@@ -10,10 +10,11 @@ from collections.abc import Iterator
 import pytest
 
 from core.errors import GraderError
-from core.lessons import Catalog, load_catalog
+from core.lessons import Catalog, Exercise, load_catalog
 from core.runs import Sandbox
 from service.settings import Settings
-from tests import slowness
+from testkit import slowness
+from testkit.factories import SEED
 from tests.conftest import LESSONS
 from tests.workers.sandbox import docker_waits
 from workers.sandbox import make_sandbox
@@ -32,8 +33,14 @@ def _docker_waits_scaled() -> Iterator[None]:
 
 @pytest.fixture(scope="session")
 def catalog() -> Catalog:
-    """The lessons, their time limits stretched to this host's slowness (tests/slowness.py)."""
+    """The lessons, their time limits stretched to this host's slowness (testkit/slowness.py)."""
     return slowness.stretch_catalog(load_catalog(LESSONS))
+
+
+@pytest.fixture
+def seed(catalog: Catalog) -> Exercise:
+    """The seed lesson's exercise, its limits stretched with the catalog's."""
+    return catalog.lesson(SEED).exercise
 
 
 @pytest.fixture(

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 
 import pytest
 
-from tests import slowness
+from testkit import slowness
 from workers.sandbox import docker
 
 _WAITS = ("_START_TIMEOUT_S", "_CLI_TIMEOUT_S")

@@ -14,7 +14,7 @@ import threading
 from core.errors import GraderError
 from core.runs import Limits, RunRequest
 from service.settings import Settings
-from tests import slowness
+from testkit import slowness
 from tests.workers.sandbox import docker_waits
 from workers.sandbox import make_sandbox
 

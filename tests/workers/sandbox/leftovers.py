@@ -25,7 +25,7 @@ from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests import slowness
+from testkit import slowness
 from workers.sandbox import cgroups, scratch, slices
 from workers.sandbox import docker as docker_backend
 from workers.sandbox.bwrap import BwrapSandbox

@@ -12,16 +12,11 @@ import pytest
 from core.errors import GraderError
 from core.runs import Limits, RunOutcome, RunRequest, RunStatus
 from core.verdicts import grade_source
-from tests import slowness
+from testkit import slowness
 from workers.sandbox import cgroups
 from workers.sandbox.bwrap import BwrapSandbox
 
 pytestmark = [pytest.mark.bwrap, pytest.mark.usefixtures("clean_host")]
-
-
-@pytest.fixture
-def seed(catalog):
-    return catalog.lesson("expert/what-is-attention").exercise
 
 
 def grade(bwrap, exercise, source, **limits):

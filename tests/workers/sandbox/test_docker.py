@@ -13,7 +13,7 @@ import pytest
 from core.errors import GraderError
 from core.runs import Limits, RunOutcome, RunRequest, RunStatus
 from core.verdicts import grade_source
-from tests import slowness
+from testkit import slowness
 from tests.workers.sandbox.leftovers import docker_leftovers
 from workers.sandbox import cgroups
 from workers.sandbox.docker import (

@@ -20,7 +20,7 @@ import pytest
 
 from core.runs import Limits, RunRequest, RunStatus, Sandbox
 from core.verdicts import grade_source
-from tests import slowness
+from testkit import slowness
 from tests.conftest import SEED
 from tests.workers.sandbox.hostile import Case, all_cases
 from tests.workers.sandbox.leftovers import (
@@ -39,10 +39,9 @@ SOLUTION = (SEED / "solution" / "model.py").read_bytes()
 
 
 @pytest.fixture
-def seed(catalog):
-    """The seed exercise, with the suite's small limits."""
-    exercise = catalog.lesson("expert/what-is-attention").exercise
-    return dataclasses.replace(exercise, limits=LIMITS)
+def seed(seed):
+    """The seed exercise (tests/workers/sandbox/conftest.py's), with the suite's small limits."""
+    return dataclasses.replace(seed, limits=LIMITS)
 
 
 @dataclasses.dataclass

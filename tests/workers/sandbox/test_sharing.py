@@ -17,7 +17,7 @@ import pytest
 
 from core.runs import RunRequest, Sandbox
 from service.settings import Settings
-from tests import slowness
+from testkit import slowness
 from tests.conftest import REPO
 from tests.workers.sandbox.leftovers import (
     BWRAP_LOCKS,

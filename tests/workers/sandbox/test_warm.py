@@ -12,7 +12,7 @@ from core.cases import HARNESS
 from core.runs import Limits, RunOutcome, RunRequest, RunStatus
 from core.verdicts import grade_source
 from service.settings import Settings
-from tests import slowness
+from testkit import slowness
 from tests.conftest import REPO
 from tests.workers.sandbox.leftovers import boot_clock, released_leftovers, settled, warm_leftovers
 from workers.sandbox.fake import FakeSandbox
@@ -33,11 +33,6 @@ def solo():
     uid = sandbox.slots()[0].uid
     sandbox.close()
     assert released_leftovers([uid], boot_clock()) == []
-
-
-@pytest.fixture
-def seed(catalog):
-    return catalog.lesson("expert/what-is-attention").exercise
 
 
 def run(sandbox, source, stdin=b"", **limits):

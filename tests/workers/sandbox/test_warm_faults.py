@@ -21,7 +21,8 @@ from core.errors import GraderError
 from core.runs import Limits, RunOutcome, RunRequest, RunStatus
 from core.verdicts import grade_source
 from service.settings import Settings
-from tests import slowness
+from testkit import slowness
+from testkit.waits import wait_for
 from tests.workers.sandbox.leftovers import boot_clock, released_leftovers, settled
 from workers.sandbox import armed, cgroups
 from workers.sandbox.bwrap import BwrapSandbox
@@ -34,21 +35,8 @@ RUNTIME = Runtime(Settings.from_env().runtime_dir)
 SEED_STDOUT = "[0.787 0.107 0.107]\n[0.893 0.213]\nTrue\n"
 
 
-@pytest.fixture
-def seed(catalog):
-    return catalog.lesson("expert/what-is-attention").exercise
-
-
 def request(source: str, **limits) -> RunRequest:
     return RunRequest({"main.py": source.encode()}, "main.py", slowness.stretch(Limits(**limits)))
-
-
-def wait_for(condition, what: str, within_s: float = 30.0) -> None:
-    within_s = slowness.scaled(within_s)
-    ends = time.monotonic() + within_s
-    while not condition():
-        assert time.monotonic() < ends, f"{what} did not happen within {within_s:g} s"
-        time.sleep(0.02)
 
 
 def run_groups(uid: int) -> list[str]:
@@ -84,7 +72,12 @@ def solo():
     sandbox = WarmSandbox(RUNTIME, slots=1)
     sandbox.start()
     assert sandbox.run(request("print(1)")).stdout == b"1\n"
-    wait_for(lambda: sandbox.slots()[0].armed >= MOST_ARMED, "arming the reserve")
+    wait_for(
+        lambda: sandbox.slots()[0].armed >= MOST_ARMED,
+        "arming the reserve",
+        slowness.scaled(30),
+        0.02,
+    )
     uid = sandbox.slots()[0].uid
     yield sandbox
     sandbox.close()
@@ -100,7 +93,12 @@ def test_a_run_whose_armed_supervisor_died_runs_again_on_a_fresh_zygote(solo):
     for group in groups:
         for pid in pids_in(group):
             os.kill(pid, signal.SIGKILL)
-    wait_for(lambda: not any(pids_in(g) for g in groups), "the armed runs' deaths")
+    wait_for(
+        lambda: not any(pids_in(g) for g in groups),
+        "the armed runs' deaths",
+        slowness.scaled(30),
+        0.02,
+    )
     assert solo.slots()[0].alive
     result = solo.run(request("print('after', 6 * 7)"))
     assert (result.outcome, result.exit_code, result.stdout) == (
@@ -114,7 +112,7 @@ def test_a_run_whose_armed_supervisor_died_runs_again_on_a_fresh_zygote(solo):
 def test_a_run_whose_zygote_was_killed_before_it_runs_again(solo, seed):
     zygote = solo.slots()[0]
     assert kill_zygote(solo)
-    wait_for(lambda: not zygote.alive, "the zygote's death")
+    wait_for(lambda: not zygote.alive, "the zygote's death", slowness.scaled(30), 0.02)
     verdict = grade_source(seed, seed.solution["model.py"].encode(), solo)
     assert (verdict.status, verdict.score, verdict.stdout) == (RunStatus.PASSED, 1.0, SEED_STDOUT)
     assert (solo.retries, solo.fallbacks) == (1, 0)

@@ -5,7 +5,7 @@ import pytest
 
 from service.store import submissions
 from service.store.models import utcnow
-from tests.factories import place, submission
+from testkit.factories import place, submission
 
 TOKEN = "s3cret-metrics-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}

@@ -10,7 +10,7 @@ from core.runs import RunStatus
 from core.verdicts import Verdict
 from service.store import submissions
 from service.store.models import GradeSync, QuestionAnswer, Submission, utcnow
-from tests.factories import add_student, place
+from testkit.factories import add_student, place
 from tests.service.web import two_stores
 
 SOURCE = "print('hello')\n"

@@ -19,9 +19,10 @@ import yaml
 from core.cases import HARNESS, HARNESS_CONFIG
 from core.runs import RunOutcome, RunRequest, RunResult
 from service.store.models import Placement, Submission, utcnow
+from testkit.factories import place, submission
+from testkit.sessions import sign_in
 from tests.conftest import SEED
-from tests.factories import place, submission
-from tests.service.sessions import sign_in, text_of
+from tests.service.sessions import text_of
 from tests.service.web import two_stores
 from workers.grading import Outcome, grade_stored
 from workers.sandbox.fake import FakeSandbox

@@ -8,6 +8,7 @@ verdict's screenshot (cases.png) goes to DIR; by default to a temporary director
 
 import pytest
 
+from testkit.lms import lms_with_a_worker
 from tests.service.web import test_pages_browser as pages
 from tests.service.web.student.test_case_verdicts import CASES, SECRETS, write_catalog
 from tests.service.web.test_pages_browser import active, expect_text, launch, no_sideways_scroll
@@ -37,9 +38,7 @@ if __name__ == "__main__":
 def lms(tmp_path, redis_server):
     """The tool and the demo LMS on the test's catalog, with a real Celery worker."""
     lessons = write_catalog(tmp_path / "lessons")
-    with pages.lms_with_a_worker(
-        tmp_path, redis_server, "grade,sync", lessons_dir=lessons
-    ) as found:
+    with lms_with_a_worker(tmp_path, redis_server, "grade,sync", lessons_dir=lessons) as found:
         yield found
 
 

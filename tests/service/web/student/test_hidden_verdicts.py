@@ -19,8 +19,9 @@ import pytest
 from core.cases import HARNESS, HARNESS_CONFIG
 from core.runs import RunOutcome, RunRequest, RunResult
 from service.store.models import Placement
-from tests.factories import add_student, place
-from tests.service.sessions import sign_in, text_of
+from testkit.factories import add_student, place
+from testkit.sessions import sign_in
+from tests.service.sessions import text_of
 from tests.service.web import two_stores
 from tests.service.web.student.test_case_verdicts import (
     CASES,

@@ -6,8 +6,9 @@ import time
 import pytest
 
 from service.web.student.streams import BUSY_RETRY_MS, Streams, follow, of_process
-from tests.factories import add_student, place, submission
-from tests.webserver import Stream, WebServer, seed
+from testkit.factories import add_student, place, submission
+from testkit.sessions import sign_in
+from testkit.webserver import Stream, WebServer, seed
 
 QUEUED = {"id": 1, "status": "queued", "verdict": None}
 GRADED = {"id": 1, "status": "graded", "verdict": {"status": "passed"}}
@@ -99,10 +100,7 @@ def test_the_app_counts_a_stream_until_its_response_is_closed(app, client):
     placed = place(store)
     other = add_student(store, placed, "student-2")
     mine = submission(store, placed.placement_id, placed.user_id, "print(1)\n", False)
-    with client.session_transaction() as session:
-        session["user_id"] = placed.user_id
-        session["placement_ids"] = [placed.placement_id]
-        session["launched_at"] = int(time.time())  # as service.web.auth.sign_in does
+    sign_in(client, placed.user_id, [placed.placement_id])
     url = f"/api/submissions/{mine}/events"
     responses = [client.get(url, buffered=False) for _ in range(3)]
     firsts = [next(iter(response.response)).decode() for response in responses]

@@ -9,13 +9,13 @@ from sqlalchemy import select
 from core.compare import LineDiff
 from core.runs import RunStatus
 from service.store.models import Draft, Membership, Placement, QuestionAnswer, Submission, utcnow
+from testkit.factories import add_student, place
+from testkit.sessions import sign_in
 from tests.conftest import SEED
-from tests.factories import add_student, place
 from tests.service.sessions import (
     form_token,
     grade,
     session_param,
-    sign_in,
     text_of,
 )
 from tests.service.web import two_stores

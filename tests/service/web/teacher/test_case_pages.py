@@ -9,9 +9,10 @@ import pytest
 
 from core.runs import RunStatus
 from service.store.models import Membership, Placement
+from testkit.factories import add_student, place
+from testkit.sessions import sign_in
 from tests.conftest import SEED
-from tests.factories import add_student, place
-from tests.service.sessions import sign_in, text_of
+from tests.service.sessions import text_of
 from tests.service.store.case_work import graded
 from tests.service.web import two_stores
 

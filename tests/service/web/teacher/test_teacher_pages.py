@@ -21,8 +21,9 @@ from service.store.models import (
     User,
     utcnow,
 )
-from tests.factories import add_student, place
-from tests.service.sessions import catch_tasks, form_token, grade, sign_in, text_of
+from testkit.factories import add_student, place
+from testkit.sessions import sign_in
+from tests.service.sessions import catch_tasks, form_token, grade, text_of
 from tests.service.web import two_stores
 
 # every test here runs on SQLite and on PostgreSQL

@@ -14,11 +14,12 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
+
+from testkit.waits import wait_for
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -28,15 +29,6 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
-
-
-def _wait_for(check: object, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():  # type: ignore[operator]
-            return
-        time.sleep(0.05)
-    raise TimeoutError(f"{what} did not come up in {timeout:g} s")
 
 
 def _answers(port: int) -> bool:
@@ -65,7 +57,7 @@ class RedisServer:
         log = open(self.directory / "redis.log", "ab")  # noqa: SIM115  the child keeps it
         self.process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
         log.close()
-        _wait_for(lambda: _answers(self.port), 10, "redis-server")
+        wait_for(lambda: _answers(self.port), "redis-server taking connections", 10, every=0.05)
 
     def stop(self) -> None:
         """Stop the server at once (SIGKILL: whatever it held is gone)."""
@@ -193,7 +185,7 @@ class WorkerProcess:
                 raise RuntimeError(f"the worker exited: {self.log.read_text()[-3000:]}")
             return self.log.exists() and " ready." in self.log.read_text()
 
-        _wait_for(ready, timeout, "the worker")
+        wait_for(ready, "the worker's ready line", timeout, every=0.05)
 
     def errors(self) -> list[str]:
         """Return the log's error records and tracebacks (none, for a worker that did well)."""
@@ -238,26 +230,3 @@ def kill_session(process: subprocess.Popen[bytes]) -> None:
     except ProcessLookupError:
         pass
     process.wait()
-
-
-@pytest.fixture(scope="session")
-def postgres_cluster() -> Iterator[PostgresCluster]:
-    """A private PostgreSQL cluster for the whole test session."""
-    cluster = PostgresCluster()
-    try:
-        cluster.init()
-        cluster.start()
-        yield cluster
-    finally:
-        cluster.remove()
-
-
-@pytest.fixture
-def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
-    """A private, empty redis-server for one test."""
-    directory = tmp_path / "redis"
-    directory.mkdir()
-    server = RedisServer(directory)
-    server.start()
-    yield server
-    server.stop()

@@ -18,8 +18,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from service.settings import PREFIX, Settings
-from tests.factories import add_student, place, submission
-from tests.servers import REPO, free_port, kill_session
+from testkit.factories import add_student, place, submission
+from testkit.servers import REPO, free_port, kill_session
+from testkit.sessions import session_token
 
 
 @dataclass(frozen=True)
@@ -52,18 +53,13 @@ def seed(directory: Path, students: int) -> tuple[dict[str, str], list[Student]]
     )
     app = create_app({"TESTING": True, "SETTINGS": settings})
     store = app.extensions["store"]
-    signer = app.session_interface.get_signing_serializer(app)  # type: ignore[attr-defined]
     placed = place(store)
-    now = int(time.time())
     found = []
     for n in range(students):
         user_id = placed.user_id if n == 0 else add_student(store, placed, f"student-{n + 1}")
         submission_id = submission(store, placed.placement_id, user_id, "print(1)\n", False)
-        token = signer.dumps(
-            # as a launch signs it in (service.web.auth.sign_in)
-            {"user_id": user_id, "placement_ids": [placed.placement_id], "launched_at": now}
-        )
-        found.append(Student(user_id, str(token), submission_id))
+        token = session_token(app, user_id, [placed.placement_id])
+        found.append(Student(user_id, token, submission_id))
     store.dispose()
     env = {
         PREFIX + "INSTANCE_DIR": str(settings.instance_dir),

@@ -7,7 +7,6 @@ test client makes the HTTP requests, or gunicorn serves it for the benchmark); w
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -19,8 +18,10 @@ from core.runs import RunRequest
 from service.settings import PREFIX, Settings
 from service.store.models import GradeSync, Submission, SubmissionStatus, SyncStatus
 from service.web import create_app
-from tests.factories import SCALED, Placed, add_student, place
-from tests.servers import REPO, RedisServer, WorkerProcess
+from testkit.factories import SCALED, Placed, add_student, place
+from testkit.servers import REPO, RedisServer, WorkerProcess
+from testkit.sessions import sign_in
+from testkit.waits import until
 from workers.sandbox import BACKENDS, make_sandbox
 
 SOLUTION = (REPO / "lessons" / SCALED / "solution" / "model.py").read_text()
@@ -110,10 +111,7 @@ class Pipeline:
         """Sign the client in as a new student of the placement."""
         self._students += 1
         user_id = add_student(self.store, self.placed, f"learner-{self._students}")
-        with self.client.session_transaction() as session:
-            session["user_id"] = user_id
-            session["placement_ids"] = [self.placed.placement_id]
-            session["launched_at"] = int(time.time())
+        sign_in(self.client, user_id, [self.placed.placement_id])
 
     def submit(self, source: str = SOLUTION) -> int:
         """POST code through the API; return the submission's id."""
@@ -132,12 +130,7 @@ class Pipeline:
 
     def wait_until(self, ids: list[int], status: str, timeout: float) -> bool:
         """Wait until every submission has the status; return whether they all did."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if all(s == status for s in self.statuses(ids).values()):
-                return True
-            time.sleep(0.2)
-        return False
+        return until(lambda: all(s == status for s in self.statuses(ids).values()), timeout, 0.2)
 
     def explain(self, ids: list[int]) -> str:
         """Say where the submissions stand and what the workers logged last (for a failure)."""
@@ -153,15 +146,14 @@ class Pipeline:
 
     def wait_for_syncs(self, timeout: float) -> int:
         """Wait until no grade sync is pending; return how many still are."""
-        deadline = time.monotonic() + timeout
-        while True:
+        query = select(func.count(GradeSync.id)).where(GradeSync.status == SyncStatus.PENDING)
+
+        def pending() -> int:
             with self.store.session() as session:
-                left = session.scalar(
-                    select(func.count(GradeSync.id)).where(GradeSync.status == SyncStatus.PENDING)
-                )
-            if not left or time.monotonic() > deadline:
-                return int(left or 0)
-            time.sleep(0.2)
+                return int(session.scalar(query) or 0)
+
+        until(lambda: pending() == 0, timeout, 0.2)
+        return pending()
 
     def counts(self, ids: list[int]) -> Counts:
         """Count the batch's outcome from the database, the source of truth."""

@@ -23,7 +23,7 @@ from core.lessons import Catalog, Exercise
 from core.runs import Limits
 
 # the calibration's median on the reference host (2 cores, idle: 25-27 ms, measured with
-# `python -c "from tests import slowness; print(slowness.calibrate())"`)
+# `python -c "from testkit import slowness; print(slowness.calibrate())"`)
 REFERENCE_S = 0.026
 REFRESH_S = 30.0
 _ROUNDS = 3

@@ -12,11 +12,12 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from tests.conftest import SEED
+from testkit.factories import SEED
+from testkit.servers import REPO
 
 LESSON = "What is attention?"
 FINAL = "8"  # every question right and the exercise passed: 8 of 8 points
-SOLUTION = (SEED / "solution" / "model.py").read_text()
+SOLUTION = (REPO / "lessons" / SEED / "solution" / "model.py").read_text()
 PAIRS = {
     "score": "Similarity measure",
     "softmax": "Turns into weights",

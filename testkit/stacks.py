@@ -10,17 +10,20 @@ import re
 import shutil
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlsplit
 
 import requests
 
 from service.demo.browser import run_launch
 from service.demo.lms_models import LoginInitiation
-from tests import slowness
+from testkit import slowness
+from testkit.servers import REPO
 
-REPO = Path(__file__).resolve().parent.parent.parent
+T = TypeVar("T")
 EXAMPLE = REPO / ".env.example"
 COMPOSE = REPO / "docker-compose.yml"
 DEMO = REPO / "docker" / "compose.demo.yml"
@@ -66,7 +69,7 @@ def env_file(path: Path, **values: str) -> Path:
     return path
 
 
-def volumes(service: dict) -> list[str]:
+def volumes(service: dict[str, Any]) -> list[str]:
     """Return a service's mounts as SOURCE:TARGET strings (v1 prints strings, v2 mappings)."""
     found = []
     for volume in service.get("volumes", []):
@@ -98,7 +101,9 @@ class Stack:
         )  # fmt: skip
         return cls(url, project, env, files)
 
-    def compose(self, *args: str, timeout: float = 120, check: bool = True):
+    def compose(
+        self, *args: str, timeout: float = 120, check: bool = True
+    ) -> subprocess.CompletedProcess[str]:
         """Run a compose command on this project; return the finished process."""
         files = [arg for path in self.files for arg in ("-f", str(path))]
         done = subprocess.run(
@@ -223,17 +228,20 @@ def submit(stack: Stack, student: Student, source: str, api: requests.Session) -
     return int(body["id"])
 
 
-def graded(stack: Stack, student: Student, submission: int, api: requests.Session) -> dict:
+def graded(
+    stack: Stack, student: Student, submission: int, api: requests.Session
+) -> dict[str, Any]:
     """Wait until the submission is graded; return it as the API shows it to its student."""
     url = f"{stack.url}/api/submissions/{submission}"
-    return poll(
+    found: dict[str, Any] = poll(
         lambda: api.get(url, headers=student.headers, timeout=10).json(),
         lambda found: found["status"] == "graded",
         "the submission to be graded",
     )
+    return found
 
 
-def poll(fetch, done, what: str, timeout: float = 90):
+def poll(fetch: Callable[[], T], done: Callable[[T], bool], what: str, timeout: float = 90) -> T:
     """Call `fetch` until `done` holds for what it returns; return that, or fail after
     `timeout` seconds naming `what`."""
     timeout = slowness.scaled(timeout)

@@ -1,0 +1,1 @@
+"""Helpers the tests and the benchmarks share: servers started and stopped, seeds, waits, fakes."""
