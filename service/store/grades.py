@@ -1,4 +1,5 @@
-"""Lesson grades and the grade-sync outbox (one row per post the LMS needs)."""
+"""Lesson grades and the grade-sync outbox (one row per post the LMS needs); a sync's own
+read and writes are service.store.outbox's."""
 
 from __future__ import annotations
 
