@@ -48,19 +48,13 @@ def next_stamp(last: datetime | None, now: datetime) -> datetime:
 
 
 @dataclass(frozen=True)
-class Found:
-    """Everything a sync decides on, as one read of the store found it for one pair."""
+class Due:
+    """What a due sync decides on beyond its pending rows, as the same read found it."""
 
-    user_id: int
-    placement_id: int
-    sync_ids: tuple[int, ...]  # the pending syncs: a decision settles these, no others
-    attempts: int  # the most made on any of them
-    due_at: datetime | None  # the earliest of their next attempts
     awaits_review: bool  # a regraded score of the pair waits for the teacher
     lesson_id: str
     score: LessonScore | None  # the score now; None: the lesson is not in the catalog
     label: str  # the placement's title, or its lesson's
-    platform_id: int
     user_sub: str
     line_item_url: str | None
     line_items_url: str
@@ -69,6 +63,29 @@ class Found:
     lms_at: datetime | None  # the timestamp of the last post the LMS accepted
     posting_until: datetime | None  # another sync's turn to post ends then
     in_flight: bool  # a submission of the pair is queued or running
+
+
+@dataclass(frozen=True)
+class Found:
+    """Everything a sync decides on, as one read of the store found it for one pair."""
+
+    user_id: int
+    placement_id: int
+    sync_ids: tuple[int, ...]  # the pending syncs: a decision settles these, no others
+    attempts: int  # the most made on any of them
+    due_at: datetime | None  # the earliest of their next attempts
+    platform_id: int
+    due: Due | None  # None: a retry come early (see `early`), for which nothing more is read
+
+
+def early(attempts: int, due_at: datetime | None, now: datetime) -> bool:
+    """Return whether a retry came before its due time: it waits, deciding on nothing else.
+
+    A retry's backoff longer than a wait in the broker may be (workers.tasks.wait_s) goes
+    in hops. A change not yet tried is due at once, even if the clock that stamped it runs
+    ahead of ours.
+    """
+    return bool(attempts) and due_at is not None and due_at > now + EARLY
 
 
 @dataclass(frozen=True)
@@ -121,49 +138,49 @@ class Take(enum.StrEnum):
 
 def decide(found: Found, can_post: bool, now: datetime) -> Decision:
     """Decide what a sync of the pair does now: wait, hold, skip, pause, or post."""
-    if found.attempts and found.due_at is not None and found.due_at > now + EARLY:
-        # a retry's backoff longer than a wait in the broker may be (workers.tasks.wait_s)
-        # goes in hops: this one came early. A change not yet tried is due at once, even
-        # if the clock that stamped it runs ahead of ours.
+    if found.due_at is not None and early(found.attempts, found.due_at, now):
         return Wait((found.due_at - now).total_seconds())
-    if found.awaits_review:
+    due = found.due
+    if due is None:  # read as early, at another time than now: look again
+        return Wait(0.0)
+    if due.awaits_review:
         # the score now would include regraded work the teacher has not sent yet: this
         # change goes out with it, when the teacher sends the regrade (release_held)
         return Hold()
-    score = found.score
+    score = due.score
     if score is None:
-        return Skip(missing_lesson(found.lesson_id))
-    to_lms = reaches_lms(found.line_item_url, found.line_items_url)
+        return Skip(missing_lesson(due.lesson_id))
+    to_lms = reaches_lms(due.line_item_url, due.line_items_url)
     if not can_post or not to_lms:
         return Skip(NO_LINE_ITEM if not to_lms else NO_POSTER, score)
-    step, wait = probing(found.outage, found.user_id, found.placement_id, now)
+    step, wait = probing(due.outage, found.user_id, found.placement_id, now)
     if step is Probe.PAUSE:
         # one post every few seconds tells when the LMS is back, not one per grade
         return Pause(score)
     if step is Probe.WAIT:
         return Wait(wait, score)
-    if found.posting_until is not None and found.posting_until > now:
+    if due.posting_until is not None and due.posting_until > now:
         # another sync of the pair is posting: look again when it should have ended
-        wait = (found.posting_until - now).total_seconds()
+        wait = (due.posting_until - now).total_seconds()
         return Wait(min(max(wait, 0.2), _TURN_POLL_S), score)
-    stamp = next_stamp(found.lms_at, now)
+    stamp = next_stamp(due.lms_at, now)
     if timedelta(0) < stamp - now <= COALESCE:
         # the LMS holds a score of this second: post in the next one, with what is new then
         return Wait((stamp - now).total_seconds() + 0.05, score)
     post = ScorePost(
         found.platform_id,
-        found.line_item_url or "",
-        found.user_sub,
+        due.line_item_url or "",
+        due.user_sub,
         score,
         stamp,
         # FullyGraded always: Moodle blanks the points of a Pending score
-        activity_progress="Submitted" if found.in_flight else "Completed",
-        line_items_url=found.line_items_url,
-        resource_link_id=found.resource_link_id,
-        resource_id=found.lesson_id,
-        label=found.label,
+        activity_progress="Submitted" if due.in_flight else "Completed",
+        line_items_url=due.line_items_url,
+        resource_link_id=due.resource_link_id,
+        resource_id=due.lesson_id,
+        label=due.label,
     )
-    return Post(post, now + TURN, probe=found.outage is not None)
+    return Post(post, now + TURN, probe=due.outage is not None)
 
 
 def taken(decision: Decision, take: Take) -> Decision:

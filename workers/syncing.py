@@ -82,7 +82,7 @@ def sync_grade(
     """
     now = clock()
     with store.session() as session:
-        found = outbox.look(session, catalog, placement_id, user_id)
+        found = outbox.look(session, catalog, placement_id, user_id, now)
         if found is None:
             return SyncResult(Synced.NOTHING_TO_DO)
         decision = syncs.decide(found, poster is not None, now)

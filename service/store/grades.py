@@ -24,7 +24,7 @@ from sqlalchemy.orm import Session
 from core.lesson_scores import LessonScore, lesson_score
 from core.lessons import Lesson
 from core.placements import Policy, Reveal
-from core.syncs import NO_LINE_ITEM, Found
+from core.syncs import NO_LINE_ITEM, Due
 from core.syncs import missing_lesson as missing_lesson
 from core.syncs import reaches_lms as reaches_lms
 from service.queue import SyncMessage
@@ -236,7 +236,7 @@ def take_turn(
     user_id: int,
     now: datetime,
     until: datetime,
-    after: Found | None = None,
+    after: Due | None = None,
 ) -> bool:
     """Take the pair's turn to post until `until`, unless another sync holds it; say whether.
 
@@ -250,9 +250,8 @@ def take_turn(
         or_(Grade.posting_until.is_(None), Grade.posting_until <= now),
     ]
     if after is not None:
-        where.append(
-            Grade.lms_at.is_(None) if after.lms_at is None else Grade.lms_at == after.lms_at
-        )
+        at = after.lms_at
+        where.append(Grade.lms_at.is_(None) if at is None else Grade.lms_at == at)
     return changed(session, update(Grade).where(*where).values(posting_until=until)) == 1
 
 

@@ -7,6 +7,7 @@ the syncs its read found, so a change saved meanwhile keeps a pending row of its
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from sqlalchemy import select, update
@@ -17,6 +18,7 @@ from core.syncs import (
     Accepted,
     Away,
     Decision,
+    Due,
     Failed,
     Found,
     Hold,
@@ -26,6 +28,7 @@ from core.syncs import (
     Skip,
     Take,
     Wait,
+    early,
 )
 from service.queue import SyncMessage
 from service.store import grades, outages
@@ -33,25 +36,35 @@ from service.store.database import changed
 from service.store.models import GradeSync, Placement, Submission, SubmissionStatus, SyncStatus
 
 
-def look(session: Session, catalog: Catalog, placement_id: int, user_id: int) -> Found | None:
-    """Read everything a sync of the pair decides on; None when it has no pending sync."""
+def look(
+    session: Session, catalog: Catalog, placement_id: int, user_id: int, now: datetime
+) -> Found | None:
+    """Read everything a sync of the pair decides on now; None when it has no pending sync.
+
+    A retry come early decides on its pending rows alone: nothing more is read for it.
+    """
     pending = grades.pending(session, placement_id, user_id)
     if pending is None:
         return None
-    placement = pending.placement
-    lesson = catalog.lesson(placement.lesson_id)
-    held = grades.holds(session, placement_id, user_id)
-    return Found(
+    found = Found(
         user_id=user_id,
         placement_id=placement_id,
         sync_ids=pending.sync_ids,
         attempts=pending.attempts,
         due_at=pending.due_at,
+        platform_id=pending.platform_id,
+        due=None,
+    )
+    if early(pending.attempts, pending.due_at, now):
+        return found
+    placement = pending.placement
+    lesson = catalog.lesson(placement.lesson_id)
+    held = grades.holds(session, placement_id, user_id)
+    due = Due(
         awaits_review=grades.awaits_review(session, placement_id, user_id),
         lesson_id=placement.lesson_id,
         score=None if lesson is None else grades.score(session, placement, lesson, user_id),
         label=placement.title or (lesson.title if lesson is not None else ""),
-        platform_id=pending.platform_id,
         user_sub=pending.user_sub,
         line_item_url=placement.line_item_url,
         line_items_url=pending.line_items_url,
@@ -61,6 +74,7 @@ def look(session: Session, catalog: Catalog, placement_id: int, user_id: int) ->
         posting_until=held.posting_until,
         in_flight=_in_flight(session, placement_id, user_id),
     )
+    return replace(found, due=due)
 
 
 def enact(session: Session, found: Found, decision: Decision, now: datetime) -> Take:
@@ -83,7 +97,7 @@ def enact(session: Session, found: Found, decision: Decision, now: datetime) -> 
             grades.save_grade(session, *pair, score, now)
         case Post(score_post=post, until=until, probe=probe):
             grades.save_grade(session, *pair, post.score, now)
-            if not grades.take_turn(session, *pair, now, until, after=found):
+            if not grades.take_turn(session, *pair, now, until, after=found.due):
                 return Take.BUSY
             message = SyncMessage(found.user_id, found.placement_id)
             if probe and not outages.take_probe(session, found.platform_id, message, now, until):

@@ -14,6 +14,7 @@ from core.syncs import (
     TURN,
     Accepted,
     Away,
+    Due,
     Failed,
     Found,
     Hold,
@@ -24,6 +25,7 @@ from core.syncs import (
     Wait,
     conclude,
     decide,
+    early,
     missing_lesson,
     taken,
 )
@@ -32,17 +34,11 @@ NOW = datetime(2026, 12, 2, 13, 0, 7, 300_000, tzinfo=UTC)
 SECOND = NOW.replace(microsecond=0)
 SCORE = LessonScore(3.0, 8.0)
 LINE_ITEM = "https://lms.example/courses/1/line_items/7"
-FOUND = Found(
-    user_id=5,
-    placement_id=9,
-    sync_ids=(1, 2),
-    attempts=0,
-    due_at=NOW,
+DUE = Due(
     awaits_review=False,
     lesson_id="basics/scale",
     score=SCORE,
     label="Scaling",
-    platform_id=2,
     user_sub="student-1",
     line_item_url=LINE_ITEM,
     line_items_url="https://lms.example/courses/1/line_items",
@@ -52,6 +48,17 @@ FOUND = Found(
     posting_until=None,
     in_flight=False,
 )
+FOUND = Found(
+    user_id=5, placement_id=9, sync_ids=(1, 2), attempts=0, due_at=NOW, platform_id=2, due=DUE
+)
+PENDING = ("attempts", "due_at")  # the fields of Found that a test changes; the rest, Due's
+
+
+def found(**changes):
+    """FOUND with some of its fields, or its Due's, changed."""
+    mine = {k: v for k, v in changes.items() if k in PENDING}
+    due = replace(DUE, **{k: v for k, v in changes.items() if k not in PENDING})
+    return replace(FOUND, **mine, due=due)
 
 
 def away(probe_at, user_id=5, placement_id=9):
@@ -89,13 +96,23 @@ def away(probe_at, user_id=5, placement_id=9):
     ],
 )
 def test_what_a_sync_does_instead_of_posting(changes, can_post, expected):
-    decision = decide(replace(FOUND, **changes), can_post, NOW)
+    decision = decide(found(**changes), can_post, NOW)
     assert type(decision) is type(expected)
     if isinstance(expected, Wait):
         assert decision.retry_in_s == pytest.approx(expected.retry_in_s)
         assert decision.score == expected.score
     else:
         assert decision == expected
+
+
+def test_a_retry_come_early_decides_on_its_pending_rows_alone():
+    retry = replace(FOUND, attempts=2, due_at=NOW + timedelta(seconds=30))
+    assert early(retry.attempts, retry.due_at, NOW)
+    assert decide(replace(retry, due=None), True, NOW) == Wait(30.0)
+    # read as early, decided later (nothing does so): it looks again rather than guess
+    assert decide(replace(retry, due=None), True, NOW + timedelta(minutes=1)) == Wait(0.0)
+    assert not early(0, NOW + timedelta(seconds=30), NOW)  # a change not yet tried
+    assert not early(2, NOW + timedelta(seconds=0.5), NOW)
 
 
 @pytest.mark.parametrize(
@@ -111,7 +128,7 @@ def test_what_a_sync_does_instead_of_posting(changes, can_post, expected):
     ],
 )
 def test_a_post_is_stamped_after_the_last_accepted_one(changes, stamp):
-    decision = decide(replace(FOUND, **changes), True, NOW)
+    decision = decide(found(**changes), True, NOW)
     assert isinstance(decision, Post)
     post = decision.score_post
     assert (post.timestamp, post.score, post.line_item_url) == (stamp, SCORE, LINE_ITEM)
@@ -124,19 +141,19 @@ def test_a_post_is_stamped_after_the_last_accepted_one(changes, stamp):
 
 def test_a_post_while_the_platform_is_away_probes_it():
     due = away(NOW - timedelta(seconds=1), user_id=6)  # another pair's probe, due now
-    decision = decide(replace(FOUND, outage=due), True, NOW)
+    decision = decide(found(outage=due), True, NOW)
     assert isinstance(decision, Post) and decision.probe
 
 
 def test_a_post_with_a_run_in_flight_is_submitted_yet_fully_graded():
-    decision = decide(replace(FOUND, in_flight=True), True, NOW)
+    decision = decide(found(in_flight=True), True, NOW)
     assert isinstance(decision, Post)
     assert decision.score_post.activity_progress == "Submitted"
     assert decision.score_post.grading_progress == "FullyGraded"  # Moodle blanks any other
 
 
 def test_a_post_without_a_line_item_asks_the_poster_to_make_one():
-    decision = decide(replace(FOUND, line_item_url=None), True, NOW)
+    decision = decide(found(line_item_url=None), True, NOW)
     assert isinstance(decision, Post) and decision.score_post.line_item_url == ""
 
 
@@ -169,10 +186,10 @@ LATER = NOW + timedelta(seconds=2)
     ],
 )
 def test_the_answer_of_the_lms(answer, attempts, expected):
-    found = replace(FOUND, attempts=attempts)
-    post = decide(found, True, NOW)
+    pending = found(attempts=attempts)
+    post = decide(pending, True, NOW)
     assert isinstance(post, Post)
-    outcome = conclude(found, post.score_post, answer, 3, 5.0, NOW, LATER)
+    outcome = conclude(pending, post.score_post, answer, 3, 5.0, NOW, LATER)
     if isinstance(expected, Accepted):
         expected = replace(expected, score_post=post.score_post)
     assert outcome == expected

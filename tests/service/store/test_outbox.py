@@ -23,9 +23,9 @@ def test_a_post_takes_the_turn_once(store, catalog):
     now = utcnow().replace(microsecond=300_000)
     placed = pending(store, now)
     with store.session() as session:
-        found = outbox.look(session, catalog, placed.placement_id, placed.user_id)
+        found = outbox.look(session, catalog, placed.placement_id, placed.user_id, now)
         decision = decide(found, True, now)
-        assert isinstance(decision, Post) and found.score == LessonScore(0.0, 8.0)
+        assert isinstance(decision, Post) and found.due.score == LessonScore(0.0, 8.0)
         assert outbox.enact(session, found, decision, now) is Take.TAKEN
         assert outbox.enact(session, found, decision, now) is Take.BUSY  # one post at a time
         held = grades.holds(session, placed.placement_id, placed.user_id)
@@ -38,7 +38,7 @@ def test_no_turn_when_a_post_was_accepted_since_the_read(store, catalog):
     now = utcnow().replace(microsecond=300_000)
     placed = pending(store, now)
     with store.session() as session:
-        found = outbox.look(session, catalog, placed.placement_id, placed.user_id)
+        found = outbox.look(session, catalog, placed.placement_id, placed.user_id, now)
     decision = decide(found, True, now)
     assert isinstance(decision, Post)
     with store.session() as session:  # the other sync, from its turn to its answer
@@ -49,8 +49,8 @@ def test_no_turn_when_a_post_was_accepted_since_the_read(store, catalog):
     with store.session() as session:
         assert outbox.enact(session, found, decision, now) is Take.BUSY
     with store.session() as session:
-        again = outbox.look(session, catalog, placed.placement_id, placed.user_id)
-        assert again.lms_at == stamp and again.posting_until is None
+        again = outbox.look(session, catalog, placed.placement_id, placed.user_id, now)
+        assert again.due.lms_at == stamp and again.due.posting_until is None
     assert isinstance(decide(again, True, now), Wait)  # the next second, with what is new
     later = now + timedelta(seconds=2)
     after = decide(again, True, later)
@@ -66,7 +66,7 @@ def test_a_probe_taken_by_another_pair_gives_the_turn_back(store, catalog):
     with store.session() as session:
         outages.down(session, placed.platform_id, other, now - timedelta(seconds=10), "502")
     with store.session() as session:
-        found = outbox.look(session, catalog, placed.placement_id, placed.user_id)
+        found = outbox.look(session, catalog, placed.placement_id, placed.user_id, now)
         decision = decide(found, True, now)  # the probe is due: this pair may take it
         assert isinstance(decision, Post) and decision.probe
         # a sync of another pair takes it first
