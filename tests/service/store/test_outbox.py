@@ -7,7 +7,7 @@ from core.syncs import Post, Take, Wait, decide
 from service.queue import SyncMessage
 from service.store import grades, outages, outbox
 from service.store.models import utcnow
-from tests.factories import add_student, place
+from testkit.factories import add_student, place
 
 LINE_ITEM = "https://lms.example/courses/1/line_items/7"
 
