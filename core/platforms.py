@@ -3,7 +3,7 @@
 The LTI Assignment and Grade Services poster implements GradePoster; tests use a fake.
 While a platform is away (down, unreachable, overloaded), its grades wait for it together:
 one pair's post probes it now and then, and the first answer releases them all
-(`probing`, `probe_wait`; the store keeps the outage, workers.syncing acts on it).
+(`probing`, `probe_wait`; the store keeps the outage, core.syncs decides on it).
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@ Imports point downward: the worker loads no Flask and no web module; the shared 
 (settings, store, queue, logs, LTI, outbound) loads no Flask; SQL is
 written only in service/store; no two modules share a name; messages are sent only through
 service.queue's senders; the app's error handlers are registered in one place; the
-benchmarks and testkit/ (the helpers they share with the tests) import nothing from tests/.
+benchmarks and testkit/ (the helpers they share with the tests) import nothing from tests/;
+core reads no clock; the grade sync reads the store once and writes it twice (issue 28).
 """
 
 from __future__ import annotations
@@ -155,6 +156,57 @@ def test_core_imports_nothing_of_ours_but_core():
         if module.split(".")[0] in ("service", "workers")
     ]
     assert wrong == []
+
+
+def test_core_reads_no_clock_and_draws_no_chance():
+    """The time comes in as a parameter (a test sets it), and chance from the caller."""
+    wrong = []
+    for path, tree in SOURCES.items():
+        if not path.startswith("core/"):
+            continue
+        for module, _, line in _imports(tree):
+            if module.split(".")[0] in ("time", "random", "secrets"):
+                wrong.append(f"{path}:{line} imports {module}")
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("now", "utcnow", "today")
+            ):
+                wrong.append(f"{path}:{node.lineno} reads the clock (.{node.func.attr}())")
+    assert wrong == []
+
+
+# the grade sync's store side: one read, one write of the decision (which takes the pair's
+# turn), one write of the LMS's answer; core.syncs decides between them
+SYNC_STORE_CALLS = 3
+
+
+def test_the_grade_sync_asks_the_store_one_read_and_two_writes():
+    """workers/syncing.py calls at most SYNC_STORE_CALLS functions of service/store's modules
+    (its Store's session and types aside): a sync that calls more decides between them."""
+    tree = SOURCES["workers/syncing.py"]
+    modules = {
+        name for module, names, _ in _imports(tree) if module == "service.store" for name in names
+    }
+    direct = {
+        name: module
+        for module, names, _ in _imports(tree)
+        if module.startswith("service.store.")
+        and module not in ("service.store.database", "service.store.models")
+        for name in names
+    }
+    calls = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        called = node.func
+        if isinstance(called, ast.Attribute) and isinstance(called.value, ast.Name):
+            if called.value.id in modules:
+                calls.add(f"{called.value.id}.{called.attr}")
+        elif isinstance(called, ast.Name) and called.id in direct:
+            calls.add(f"{direct[called.id]}.{called.id}")
+    assert len(calls) <= SYNC_STORE_CALLS, sorted(calls)
 
 
 def test_sql_is_written_only_in_the_store():

@@ -1,4 +1,5 @@
-"""Lesson grades and the grade-sync outbox (one row per post the LMS needs)."""
+"""Lesson grades and the grade-sync outbox (one row per post the LMS needs); a sync's own
+read and writes are service.store.outbox's."""
 
 from __future__ import annotations
 
@@ -23,6 +24,9 @@ from sqlalchemy.orm import Session
 from core.lesson_scores import LessonScore, lesson_score
 from core.lessons import Lesson
 from core.placements import Policy, Reveal
+from core.syncs import NO_LINE_ITEM, Due
+from core.syncs import missing_lesson as missing_lesson
+from core.syncs import reaches_lms as reaches_lms
 from service.queue import SyncMessage
 from service.store.database import changed
 from service.store.models import (
@@ -36,23 +40,6 @@ from service.store.models import (
     SyncStatus,
     User,
 )
-
-NO_LINE_ITEM = "the LMS gave no line item (nor a line items URL) for this placement"
-
-
-def reaches_lms(line_item_url: str | None, line_items_url: str | None) -> bool:
-    """Return whether a placement's grades go to an LMS: it has a line item, or can make one.
-
-    The one place this is decided: a claim carries it to finish(), and a sync asks it again
-    of the placement as it is when it posts.
-    """
-    return bool(line_item_url or line_items_url)
-
-
-def missing_lesson(lesson_id: str) -> str:
-    """Return why a grade cannot be computed: its lesson is not in the catalog."""
-    return f"the lesson {lesson_id!r} is not in the catalog"
-
 
 # Statements that run for every graded submission, built once with bound parameters:
 # building a statement costs more CPU than SQLite takes to run it.
@@ -182,16 +169,6 @@ def awaits_review(session: Session | Connection, placement_id: int, user_id: int
     )
 
 
-def hold(session: Session, sync_ids: tuple[int, ...], now: datetime) -> None:
-    """Hold pending syncs back with the pair's regraded score, until release_held()."""
-    changed(
-        session,
-        update(GradeSync)
-        .where(GradeSync.id.in_(sync_ids), GradeSync.status == SyncStatus.PENDING)
-        .values(status=SyncStatus.HELD, updated_at=now),
-    )
-
-
 def release_held(session: Session, placement_id: int, now: datetime) -> list[int]:
     """Make the placement's held syncs pending; return the users whose grades now go out."""
     users = sorted(
@@ -233,31 +210,6 @@ def resend_failed(
     return pairs
 
 
-def set_line_item(session: Session, placement_id: int, url: str) -> None:
-    """Keep the line item the LMS made for a placement, so later posts go straight to it."""
-    session.execute(
-        update(Placement)
-        .where(Placement.id == placement_id, Placement.line_item_url.is_(None))
-        .values(line_item_url=url)
-    )
-
-
-def in_flight(session: Session, placement_id: int, user_id: int) -> bool:
-    """Return whether the user has a submission queued or running on the placement."""
-    return (
-        session.scalar(
-            select(Submission.id)
-            .where(
-                Submission.placement_id == placement_id,
-                Submission.user_id == user_id,
-                Submission.status.in_((SubmissionStatus.QUEUED, SubmissionStatus.RUNNING)),
-            )
-            .limit(1)
-        )
-        is not None
-    )
-
-
 @dataclass(frozen=True)
 class Holds:
     """What the LMS holds of a pair (the last accepted post), and who is posting now."""
@@ -279,26 +231,28 @@ def holds(session: Session, placement_id: int, user_id: int) -> Holds:
 
 
 def take_turn(
-    session: Session, placement_id: int, user_id: int, now: datetime, until: datetime
+    session: Session,
+    placement_id: int,
+    user_id: int,
+    now: datetime,
+    until: datetime,
+    after: Due | None = None,
 ) -> bool:
     """Take the pair's turn to post until `until`, unless another sync holds it; say whether.
 
     A conditional update: of two syncs at once, one takes it. A sync that dies holding the
-    turn loses it at `until`.
+    turn loses it at `until`. With `after`, only while the LMS holds the stamp that read
+    found: a post accepted since would make the next one's stamp stale.
     """
-    return (
-        changed(
-            session,
-            update(Grade)
-            .where(
-                Grade.placement_id == placement_id,
-                Grade.user_id == user_id,
-                or_(Grade.posting_until.is_(None), Grade.posting_until <= now),
-            )
-            .values(posting_until=until),
-        )
-        == 1
-    )
+    where = [
+        Grade.placement_id == placement_id,
+        Grade.user_id == user_id,
+        or_(Grade.posting_until.is_(None), Grade.posting_until <= now),
+    ]
+    if after is not None:
+        at = after.lms_at
+        where.append(Grade.lms_at.is_(None) if at is None else Grade.lms_at == at)
+    return changed(session, update(Grade).where(*where).values(posting_until=until)) == 1
 
 
 def end_turn(
@@ -469,19 +423,6 @@ def settle(
         update(GradeSync)
         .where(GradeSync.id.in_(sync_ids), GradeSync.status == SyncStatus.PENDING)
         .values(**values),
-    )
-
-
-def postpone(
-    session: Session, sync_ids: tuple[int, ...], now: datetime, error: str, due: datetime
-) -> None:
-    """Keep syncs pending until `due` after a failure that was the platform's (it is away):
-    the error is kept, and no attempt is counted."""
-    changed(
-        session,
-        update(GradeSync)
-        .where(GradeSync.id.in_(sync_ids), GradeSync.status == SyncStatus.PENDING)
-        .values(updated_at=now, next_attempt_at=due, last_error=error[:2000]),
     )
 
 

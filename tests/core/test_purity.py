@@ -7,7 +7,7 @@ FORBIDDEN = ["flask", "celery", "redis", "sqlalchemy", "docker", "pylti1p3", "we
 def test_domain_imports_no_framework():
     code = (
         "import sys, core.lessons, core.compare, core.questions, core.lesson_scores, core.runs, "
-        "core.verdicts, core.errors, core.placements, core.platforms\n"
+        "core.verdicts, core.errors, core.placements, core.platforms, core.syncs\n"
         f"bad = [m for m in sys.modules if m.split('.')[0] in {FORBIDDEN!r}]\n"
         "print(','.join(bad))"
     )

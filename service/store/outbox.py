@@ -1,0 +1,186 @@
+"""A grade sync's store side: one read of the pair, and one write of what core.syncs decided.
+
+A sync runs two transactions around its post to the LMS: `look` then `enact` (the decision,
+and the pair's turn to post), then `conclude` (the LMS's answer). Each decision settles only
+the syncs its read found, so a change saved meanwhile keeps a pending row of its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime, timedelta
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from core.lessons import Catalog
+from core.syncs import (
+    Accepted,
+    Away,
+    Decision,
+    Due,
+    Failed,
+    Found,
+    Hold,
+    Outcome,
+    Pause,
+    Post,
+    Skip,
+    Take,
+    Wait,
+    early,
+)
+from service.queue import SyncMessage
+from service.store import grades, outages
+from service.store.database import changed
+from service.store.models import GradeSync, Placement, Submission, SubmissionStatus, SyncStatus
+
+
+def look(
+    session: Session, catalog: Catalog, placement_id: int, user_id: int, now: datetime
+) -> Found | None:
+    """Read everything a sync of the pair decides on now; None when it has no pending sync.
+
+    A retry come early decides on its pending rows alone: nothing more is read for it.
+    """
+    pending = grades.pending(session, placement_id, user_id)
+    if pending is None:
+        return None
+    found = Found(
+        user_id=user_id,
+        placement_id=placement_id,
+        sync_ids=pending.sync_ids,
+        attempts=pending.attempts,
+        due_at=pending.due_at,
+        platform_id=pending.platform_id,
+        due=None,
+    )
+    if early(pending.attempts, pending.due_at, now):
+        return found
+    placement = pending.placement
+    lesson = catalog.lesson(placement.lesson_id)
+    held = grades.holds(session, placement_id, user_id)
+    due = Due(
+        awaits_review=grades.awaits_review(session, placement_id, user_id),
+        lesson_id=placement.lesson_id,
+        score=None if lesson is None else grades.score(session, placement, lesson, user_id),
+        label=placement.title or (lesson.title if lesson is not None else ""),
+        user_sub=pending.user_sub,
+        line_item_url=placement.line_item_url,
+        line_items_url=pending.line_items_url,
+        resource_link_id=placement.resource_link_id,
+        outage=outages.outage(session, pending.platform_id),
+        lms_at=held.at,
+        posting_until=held.posting_until,
+        in_flight=_in_flight(session, placement_id, user_id),
+    )
+    return replace(found, due=due)
+
+
+def enact(session: Session, found: Found, decision: Decision, now: datetime) -> Take:
+    """Write the decision; for a post, take the pair's turn (and the probe); say what it found.
+
+    The turn is taken only while the LMS holds the stamp the read found: a post accepted
+    in between would make this one's stamp stale (Moodle refuses it with a 409).
+    """
+    pair = (found.placement_id, found.user_id)
+    match decision:
+        case Hold():
+            _hold(session, found.sync_ids, now)
+        case Skip(reason=reason, score=score):
+            if score is not None:
+                grades.save_grade(session, *pair, score, now)
+            grades.settle(
+                session, found.sync_ids, SyncStatus.SKIPPED, now, lesson=score, error=reason
+            )
+        case Wait(score=score) | Pause(score=score) if score is not None:
+            grades.save_grade(session, *pair, score, now)
+        case Post(score_post=post, until=until, probe=probe):
+            grades.save_grade(session, *pair, post.score, now)
+            if not grades.take_turn(session, *pair, now, until, after=found.due):
+                return Take.BUSY
+            message = SyncMessage(found.user_id, found.placement_id)
+            if probe and not outages.take_probe(session, found.platform_id, message, now, until):
+                grades.end_turn(session, *pair)  # another sync probes it now
+                return Take.PROBED
+    return Take.TAKEN
+
+
+def conclude(session: Session, found: Found, outcome: Outcome) -> tuple[list[SyncMessage], float]:
+    """Record the LMS's answer; return the pairs it released, and the wait before a probe."""
+    pair = (found.placement_id, found.user_id)
+    message = SyncMessage(found.user_id, found.placement_id)
+    ids, now = found.sync_ids, outcome.at
+    match outcome:
+        case Accepted(score_post=post, response=response, line_item=line_item):
+            if line_item is not None:
+                _set_line_item(session, found.placement_id, line_item)
+            grades.settle(session, ids, SyncStatus.SENT, now, lesson=post.score, response=response)
+            grades.end_turn(session, *pair, accepted=post.score, at=post.timestamp)
+            return outages.end(session, found.platform_id, now), 0.0  # it answers: it is back
+        case Failed(error=error, retry_in_s=retry_in_s):
+            grades.end_turn(session, *pair)
+            # a refusal is an answer: a platform that was away is back for the others (and
+            # one that is not, if this failure never reached it, costs a post per process)
+            released = outages.end(session, found.platform_id, now)
+            if retry_in_s is None:
+                grades.settle(session, ids, SyncStatus.FAILED, now, error=error)
+            else:
+                retry_at = now + timedelta(seconds=retry_in_s)
+                grades.settle(session, ids, SyncStatus.PENDING, now, error=error, retry_at=retry_at)
+            return released, retry_in_s or 0.0
+        case Away(error=error):
+            grades.end_turn(session, *pair)
+            probe_at = outages.down(session, found.platform_id, message, now, error)
+            # not an attempt: an outage is the platform's, and a long one must not fail
+            # grades that a teacher then has to send again
+            _postpone(session, ids, now, error, probe_at)
+            return [], (probe_at - now).total_seconds()
+
+
+def _in_flight(session: Session, placement_id: int, user_id: int) -> bool:
+    """Return whether the user has a submission queued or running on the placement."""
+    return (
+        session.scalar(
+            select(Submission.id)
+            .where(
+                Submission.placement_id == placement_id,
+                Submission.user_id == user_id,
+                Submission.status.in_((SubmissionStatus.QUEUED, SubmissionStatus.RUNNING)),
+            )
+            .limit(1)
+        )
+        is not None
+    )
+
+
+def _hold(session: Session, sync_ids: tuple[int, ...], now: datetime) -> None:
+    """Hold pending syncs back with the pair's regraded score, until release_held()."""
+    changed(
+        session,
+        update(GradeSync)
+        .where(GradeSync.id.in_(sync_ids), GradeSync.status == SyncStatus.PENDING)
+        .values(status=SyncStatus.HELD, updated_at=now),
+    )
+
+
+def _set_line_item(session: Session, placement_id: int, url: str) -> None:
+    """Keep the line item the LMS made for a placement, so later posts go straight to it."""
+    session.execute(
+        update(Placement)
+        .where(Placement.id == placement_id, Placement.line_item_url.is_(None))
+        .values(line_item_url=url)
+    )
+
+
+def _postpone(
+    session: Session, sync_ids: tuple[int, ...], now: datetime, error: str, due: datetime
+) -> None:
+    """Keep syncs pending until `due` after a failure that was the platform's (it is away):
+    the error is kept, and no attempt is counted."""
+    changed(
+        session,
+        update(GradeSync)
+        .where(GradeSync.id.in_(sync_ids), GradeSync.status == SyncStatus.PENDING)
+        .values(updated_at=now, next_attempt_at=due, last_error=error[:2000]),
+    )
