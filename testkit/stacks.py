@@ -98,6 +98,8 @@ class Stack:
             CODEBLANKS_BASE_URL=url, HTTP_PORT=str(port), BASE=LOCAL_BASE,
             POSTGRES_PASSWORD=f"pg{os.urandom(12).hex()}",
             REDIS_PASSWORD=f"rd{os.urandom(12).hex()}",
+            # the emulated Debian 12 guest (88x) had a service unhealthy when compose gave up on it
+            HEALTH_START_PERIOD=f"{int(slowness.scaled(120))}s",
         )  # fmt: skip
         return cls(url, project, env, files)
 
