@@ -61,6 +61,9 @@ class Settings:
     # the reverse proxy in front of `codeblanks serve`: its X-Forwarded-For and -Proto are
     # believed, anyone else's dropped (service/web/proxies.py); addresses and CIDR ranges
     trusted_proxies: str = "127.0.0.1,::1"
+    # the compose worker's user namespace (workers/sandbox/userns_entry.py): slot uid u inside
+    # is host uid u + this, apart from the uids of a codeblanks running on the host itself
+    slot_uid_shift: int = 1_000_000
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:

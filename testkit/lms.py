@@ -22,7 +22,8 @@ from service.lti.tool import LtiContext
 from service.settings import Settings
 from service.store.database import Store
 from service.store.models import Course, Membership, Placement, User
-from service.web import create_app
+from service.web import create_app, extensions
+from testkit.celery import FakeCelery
 from testkit.pipeline import Pipeline
 from testkit.servers import RedisServer, WorkerProcess
 
@@ -44,13 +45,15 @@ class Lms:
 
     @property
     def store(self) -> Store:
-        found: Store = self.app.extensions["store"]
-        return found
+        return extensions.store(self.app)
 
     @property
     def lti(self) -> LtiContext:
-        found: LtiContext = self.app.extensions["lti"]
-        return found
+        return extensions.lti(self.app)
+
+    @property
+    def celery_app(self) -> Any:  # a FakeCelery's `sent` is read by the tests that made one
+        return extensions.celery_app(self.app)
 
     def link(
         self, lesson: str = "expert/what-is-attention", title: str = "What is attention?",
@@ -73,6 +76,7 @@ def make_lms(
     allow: str = "",
     settings_changes: dict[str, Any] | None = None,
     tool_host: str = "127.0.0.1",
+    fake_celery: bool = False,
     **demo_config: Any,
 ) -> tuple[Lms, BackgroundServer]:
     """Start the tool and the demo LMS; the tool may reach the demo LMS and `allow` only.
@@ -80,6 +84,7 @@ def make_lms(
     `settings_changes` replace the tool's settings (a real Redis, for a test with workers).
     The demo LMS serves on 127.0.0.1; a tool on another loopback address (`tool_host`
     127.0.0.2) is another site, a third party inside the LMS's iframe as in production.
+    `fake_celery`: the tool sends through a testkit.celery.FakeCelery, which records.
     """
     tool_server = BackgroundServer(host=tool_host)
     demo = DemoServer(tmp_path / "demo", tool_url=tool_server.url, **demo_config)
@@ -92,7 +97,8 @@ def make_lms(
         "outbound_allow": ",".join(filter(None, [urlsplit(demo.url).netloc, allow])),
     }
     settings = replace(Settings.from_env(), **{**tool_settings, **(settings_changes or {})})
-    app = create_app({"TESTING": True, "SETTINGS": settings})
+    celery_app = FakeCelery(settings) if fake_celery else None
+    app = create_app({"TESTING": True, "SETTINGS": settings}, celery_app=celery_app)
     tool_server.mount(app)
     tool_server.start()
     demo.start()
@@ -144,7 +150,7 @@ def register(demo: DemoServer, app: Flask, tool_url: str) -> Lms:
         deep_link_url=tool_url + "/lti/launch",
     )
     registration.add_platform(
-        app.extensions["store"],
+        extensions.store(app),
         issuer=demo.platform.issuer,
         client_id=tool.client_id,
         deployment_ids=[tool.deployment_id],

@@ -125,11 +125,18 @@ def settings(tmp_path: Path, database_url: str) -> Settings:
 
 
 @pytest.fixture
-def app(settings: Settings):
+def celery_app():
+    """The Celery app the test's app sends through: None, the app's own (its Redis refuses);
+    a module that reads what is sent overrides it (tests.service.sessions.celery_app)."""
+    return None
+
+
+@pytest.fixture
+def app(settings: Settings, celery_app):
     """The Flask app on a fresh, migrated database."""
     from service.web import create_app
 
-    app = create_app({"TESTING": True, "SETTINGS": settings})
+    app = create_app({"TESTING": True, "SETTINGS": settings}, celery_app=celery_app)
     yield app
     app.extensions["store"].dispose()
 

@@ -5,7 +5,9 @@ Imports point downward: the worker loads no Flask and no web module; the shared 
 written only in service/store; no two modules share a name; messages are sent only through
 service.queue's senders; the app's error handlers are registered in one place; the
 benchmarks and testkit/ (the helpers they share with the tests) import nothing from tests/;
-core reads no clock; the grade sync reads the store once and writes it twice (issue 28).
+core reads no clock; the grade sync reads the store once and writes it twice (issue 28);
+web code reaches the app's resources through service/web/extensions.py; CODEBLANKS_*
+variables are read in service/settings.py only.
 """
 
 from __future__ import annotations
@@ -284,6 +286,79 @@ def test_what_follows_an_action_is_returned_and_sent_in_one_place():
                 if sends:
                     wrong.append(f"{path}:{node.lineno} imports {', '.join(sends)}")
     assert wrong == []
+
+
+def test_web_code_reaches_the_apps_resources_through_the_accessors():
+    """What the app factory attached (settings, store, catalog, Celery app, LTI, streams) is
+    read from `app.extensions` and `app.config["SETTINGS"]` in service/web/extensions.py only:
+    one accessor per resource, typed, instead of a raw key in each caller."""
+    wrong = []
+    for path, tree in SOURCES.items():
+        if path == "service/web/extensions.py" or path.startswith(OTHER_PROGRAMS):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr == "extensions":
+                wrong.append(f"{path}:{node.lineno} reads .extensions")
+            if (
+                isinstance(node, ast.Subscript)
+                and isinstance(node.value, ast.Attribute)
+                and node.value.attr == "config"
+                and isinstance(node.slice, ast.Constant)
+                and node.slice.value == "SETTINGS"
+            ):
+                wrong.append(f"{path}:{node.lineno} reads config['SETTINGS']")
+    assert wrong == []
+
+
+def _environ_reads(tree: ast.Module) -> list[tuple[int, str]]:
+    """Return (line, name) for every read of a CODEBLANKS_* variable: os.environ[...],
+    os.environ.get(...), os.getenv(...); a literal name only, as every reader writes it."""
+    found = []
+    for node in ast.walk(tree):
+        key = None
+        if (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.ctx, ast.Load)
+            and ast.unparse(node.value) == "os.environ"
+        ):
+            key = node.slice
+        elif (
+            isinstance(node, ast.Call)
+            and node.args
+            and (ast.unparse(node.func) in ("os.environ.get", "os.getenv", "os.environ.pop"))
+        ):
+            key = node.args[0]
+        if isinstance(key, ast.Constant) and str(key.value).startswith("CODEBLANKS_"):
+            found.append((node.lineno, key.value))
+    return sorted(found)
+
+
+def test_settings_are_read_from_the_environment_in_service_settings_only():
+    """Every CODEBLANKS_* variable is a field of Settings, read once by Settings.from_env.
+
+    Building a child's environment (service/dev/supervisor.py, `codeblanks serve`) writes
+    variables, which the child reads through its own Settings: a write is not a read."""
+    wrong = [
+        f"{path}:{line} reads {name} from the environment"
+        for path, tree in SOURCES.items()
+        if path != "service/settings.py"
+        for line, name in _environ_reads(tree)
+    ]
+    assert wrong == []
+
+
+def test_the_environment_rule_sees_every_way_to_read():
+    """The rule above, against a module that reads each way and writes once."""
+    tree = ast.parse(
+        "import os\n"
+        "a = os.environ['CODEBLANKS_A']\n"
+        "b = os.environ.get('CODEBLANKS_B', 1)\n"
+        "c = os.getenv('CODEBLANKS_C')\n"
+        "os.environ['CODEBLANKS_D'] = '1'\n"
+        "env = {**os.environ, 'CODEBLANKS_E': '1'}\n"
+        "home = os.environ.get('HOME')\n"
+    )
+    assert _environ_reads(tree) == [(2, "CODEBLANKS_A"), (3, "CODEBLANKS_B"), (4, "CODEBLANKS_C")]
 
 
 def test_the_error_handlers_are_registered_in_one_place():

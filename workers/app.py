@@ -22,7 +22,8 @@ from workers.sweep import SweepTimer
 settings = Settings.from_env()
 logs.configure(settings.log_format)
 context = WorkerContext.start(settings)
-celery_app = make_celery(settings, context)
+celery_app = make_celery(settings)
+context.attach(celery_app)
 # every case of an exercise may run, one after another, while its lease is renewed: only a
 # grading that outlasts all of them (and a lease more) is stuck, and killed
 celery_app.conf.task_time_limit = settings.lease_s + context.catalog.longest_grading_s()

@@ -1,8 +1,8 @@
 """The Celery tasks, by stable name: thin wrappers that take ids and call workers.grading,
 workers.syncing, workers.sweep and service.lti.roster with the worker's context.
 
-Each task reads the context its Celery app carries (workers.context, made at the worker's
-start by workers.app); no Flask.
+Each task reads the context its Celery app carries (`WorkerContext.of(self.app)`, made and
+attached at the worker's start by workers.app); no Flask.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ log = logging.getLogger(__name__)
 )
 def grade_submission(self: Task, submission_id: int) -> str:
     """Grade a stored submission once, then ask for its grade to be synced."""
-    ctx = context_of(self)
+    ctx = WorkerContext.of(self.app)
     try:
         with logs.grading(submission_id):
             graded = grade_stored(
@@ -64,7 +64,7 @@ def grade_submission(self: Task, submission_id: int) -> str:
 @shared_task(name=TaskName.SYNC_GRADE.value, bind=True, acks_late=True, max_retries=None)
 def sync_grade(self: Task, user_id: int, placement_id: int) -> str:
     """Post the user's lesson score on the placement to the LMS, with backoff on failure."""
-    ctx = context_of(self)
+    ctx = WorkerContext.of(self.app)
     try:
         result = post_grade(
             ctx.store,
@@ -85,7 +85,7 @@ def sync_grade(self: Task, user_id: int, placement_id: int) -> str:
 @shared_task(name=TaskName.SWEEP.value, bind=True, ignore_result=True)
 def sweep(self: Task) -> dict[str, int]:
     """Enqueue again what is stuck: submissions past their deadline, syncs past due."""
-    ctx = context_of(self)
+    ctx = WorkerContext.of(self.app)
     found = find_stuck(ctx.store, ctx.settings)
     send(self.app, [*found.submissions, *found.turns, *found.syncs])
     return {
@@ -100,7 +100,7 @@ def sweep(self: Task) -> dict[str, int]:
 def refresh_roster(self: Task, course_id: int) -> str:
     """Read the course's roster from the LMS (NRPS), with backoff while the LMS fails."""
     try:
-        synced = sync_roster(context_of(self).lti, course_id)
+        synced = sync_roster(WorkerContext.of(self.app).lti, course_id)
     except DBAPIError as exc:
         # the database is away: like the other tasks, try again once it may be back
         _retry(self, backoff(self.request.retries + 1), exc)
@@ -133,7 +133,7 @@ def wait_s(task: Task, countdown: float) -> float:
     A longer wait goes in hops: the task, back early, finds its work not due yet (a grade
     sync's next attempt, a lease held by another worker) and waits again.
     """
-    return min(countdown, context_of(task).settings.visibility_timeout_s / 2)
+    return min(countdown, WorkerContext.of(task.app).settings.visibility_timeout_s / 2)
 
 
 def _queue_of(task: Task) -> str | None:
@@ -141,14 +141,6 @@ def _queue_of(task: Task) -> str | None:
     delivery = task.request.delivery_info or {}
     queue = delivery.get("routing_key")
     return str(queue) if queue else None
-
-
-def context_of(task: Task) -> WorkerContext:
-    """Return the worker context that the task's Celery app carries."""
-    found = task.app.context
-    if not isinstance(found, WorkerContext):
-        raise RuntimeError(f"{task.name}: the Celery app carries no worker context")
-    return found
 
 
 def prepare_sandbox(ctx: WorkerContext) -> None:

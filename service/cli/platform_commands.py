@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING
 
 import click
 
-from service.settings import Settings
+from service.cli.command_context import Context
 
 if TYPE_CHECKING:
     from service.lti.keys import KeyRing
+    from service.settings import Settings
     from service.store import Store
 
 # the heavy imports (SQLAlchemy, cryptography, pylti1p3) wait for a command that needs them,
@@ -20,12 +21,11 @@ if TYPE_CHECKING:
 
 
 @contextmanager
-def _store() -> Iterator[Store]:
+def _store(settings: Settings) -> Iterator[Store]:
     from service.instance import prepare
     from service.store import Store
     from service.store.migrate import upgrade
 
-    settings = Settings.from_env()
     prepare(settings.instance_dir)
     store = Store(settings.database)
     try:
@@ -64,7 +64,9 @@ def platforms() -> None:
     is_flag=True,
     help="Change the URLs of a platform registered already with this issuer and client id.",
 )
+@click.pass_obj
 def platforms_add(
+    obj: Context,
     issuer: str,
     client_id: str,
     deployment_ids: tuple[str, ...],
@@ -78,7 +80,7 @@ def platforms_add(
     """Register a platform (or add deployments to one already registered)."""
     from service.lti import registration
 
-    with _store() as store:
+    with _store(obj.settings) as store:
         try:
             found = registration.add_platform(
                 store,
@@ -116,7 +118,10 @@ def platforms_add(
     type=int,
     help="The id of a registered platform whose URLs this registration may change.",
 )
-def platforms_register_url(name: str, valid_hours: int, replaces_id: int | None) -> None:
+@click.pass_obj
+def platforms_register_url(
+    obj: Context, name: str, valid_hours: int, replaces_id: int | None
+) -> None:
     """Print a single-use URL for an LMS's dynamic registration (the tool URL to paste).
 
     Moodle: Site administration > Plugins > Activity modules > External tool > Manage tools,
@@ -125,12 +130,11 @@ def platforms_register_url(name: str, valid_hours: int, replaces_id: int | None)
     from service.lti import registration
     from service.store.models import utcnow
 
-    settings = Settings.from_env()
-    with _store() as store:
+    with _store(obj.settings) as store:
         try:
             url = registration.registration_url(
                 store,
-                settings.base_url,
+                obj.settings.base_url,
                 name=name,
                 valid_hours=valid_hours,
                 replaces_id=replaces_id,
@@ -143,11 +147,12 @@ def platforms_register_url(name: str, valid_hours: int, replaces_id: int | None)
 
 
 @platforms.command("list")
-def platforms_list() -> None:
+@click.pass_obj
+def platforms_list(obj: Context) -> None:
     """List registered platforms with their deployments."""
     from service.lti import registration
 
-    with _store() as store:
+    with _store(obj.settings) as store:
         found = registration.list_platforms(store)
     if not found:
         click.echo("no platforms registered (codeblanks platforms add --help)")
@@ -161,11 +166,12 @@ def platforms_list() -> None:
 
 @platforms.command("remove")
 @click.argument("platform_id", type=int)
-def platforms_remove(platform_id: int) -> None:
+@click.pass_obj
+def platforms_remove(obj: Context, platform_id: int) -> None:
     """Remove a platform and everything recorded for it."""
     from service.lti import registration
 
-    with _store() as store:
+    with _store(obj.settings) as store:
         if not registration.remove_platform(store, platform_id):
             click.echo(f"codeblanks: no platform {platform_id}", err=True)
             sys.exit(2)
@@ -178,9 +184,10 @@ def keys() -> None:
 
 
 @keys.command("rotate")
-def keys_rotate() -> None:
+@click.pass_obj
+def keys_rotate(obj: Context) -> None:
     """Make a new signing key; the old one stays published for a grace period."""
-    ring = _ring()
+    ring = _ring(obj.settings)
     old = ring.current()
     new = ring.rotate()
     click.echo(
@@ -189,14 +196,15 @@ def keys_rotate() -> None:
 
 
 @keys.command("list")
-def keys_list() -> None:
+@click.pass_obj
+def keys_list(obj: Context) -> None:
     """Show the published key ids, the signing one first."""
-    for jwk in _ring().jwks()["keys"]:
+    for jwk in _ring(obj.settings).jwks()["keys"]:
         click.echo(jwk["kid"])
 
 
-def _ring() -> KeyRing:
+def _ring(settings: Settings) -> KeyRing:
     from service.instance import prepare
     from service.lti.keys import KeyRing
 
-    return KeyRing(prepare(Settings.from_env().instance_dir) / "keys")
+    return KeyRing(prepare(settings.instance_dir) / "keys")

@@ -69,6 +69,8 @@ def serve(obj: Context, host: str, port: int, processes: int, threads: int) -> N
     # live streams may hold half of a process's threads at most, whatever --threads says:
     # the other half answers pages, submissions and health checks
     streams = max(1, min(obj.settings.streams_per_process, threads // 2))
+    # gunicorn's processes read their settings from the environment (with their own
+    # Settings): this one goes to them there, changed
     os.environ["CODEBLANKS_STREAMS_PER_PROCESS"] = str(streams)
     argv = [sys.executable, "-m", "gunicorn", "--bind", f"{host}:{port}"]
     argv += ["--workers", str(processes), "--threads", str(threads)]
@@ -88,4 +90,4 @@ def dev(obj: Context, port: int) -> None:
     """Run everything on this machine: Redis, the workers, the web app and a demo LMS."""
     from service.dev.supervisor import run_dev
 
-    sys.exit(run_dev(obj.settings.instance_dir, port, lambda line: click.echo(line)))
+    sys.exit(run_dev(obj.settings, port, lambda line: click.echo(line)))

@@ -10,10 +10,10 @@ import click
 def regrade(placement_id: int) -> None:
     """Grade every graded submission of PLACEMENT_ID again, on the bulk `regrade` queue."""
     from service.queue import send
-    from service.web import create_app
+    from service.web import create_app, extensions
     from service.web.teacher.regrading import regrade as queue_regrade
 
     app = create_app()
-    gradings = queue_regrade(app.extensions["store"], placement_id)
-    send(app.extensions["celery"], gradings)
+    gradings = queue_regrade(extensions.store(app), placement_id)
+    send(extensions.celery_app(app), gradings)
     click.echo(f"codeblanks: {len(gradings)} submissions queued for regrading")

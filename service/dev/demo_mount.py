@@ -27,6 +27,7 @@ from service.lti import registration
 from service.settings import Settings
 from service.store.database import Store
 from service.store.models import utcnow
+from service.web import extensions
 
 SEED_LESSONS = ("expert/what-is-attention", "expert/scaled-dot-product")
 PLATFORM_NAME = "Demo LMS"
@@ -45,8 +46,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
 
 def mount_demo(app: Flask) -> None:
     """Serve the demo LMS at <base>/demo (its registration comes once the app serves)."""
-    settings: Settings = app.config["SETTINGS"]
-    app.register_blueprint(create_demo_blueprint(demo_config(settings)))
+    app.register_blueprint(create_demo_blueprint(demo_config(extensions.settings(app))))
 
 
 def demo_config(settings: Settings) -> DemoConfig:

@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from service.settings import Settings
+
 Say = Callable[[str], None]
 _PR_SET_PDEATHSIG = 1
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -103,7 +105,7 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def run_dev(instance_dir: Path, port: int, say: Say, stop_after_s: float | None = None) -> int:
+def run_dev(settings: Settings, port: int, say: Say, stop_after_s: float | None = None) -> int:
     """Start redis, two workers and the web app with the demo LMS; wait for Ctrl-C; stop all."""
     redis_server = shutil.which("redis-server")
     if redis_server is None:
@@ -112,7 +114,7 @@ def run_dev(instance_dir: Path, port: int, say: Say, stop_after_s: float | None 
     if not _port_free(port):
         say(f"codeblanks dev: port {port} is taken; choose another with --port")
         return 2
-    instance_dir = instance_dir.resolve()
+    instance_dir = settings.instance_dir.resolve()
     logs = instance_dir / "dev"
     logs.mkdir(parents=True, exist_ok=True, mode=0o700)
     base = f"http://127.0.0.1:{port}"
@@ -124,8 +126,7 @@ def run_dev(instance_dir: Path, port: int, say: Say, stop_after_s: float | None 
         "CODEBLANKS_BASE_URL": base,
         "CODEBLANKS_DEMO": "1",
         # /metrics answers only with a token: one for this run, printed below
-        "CODEBLANKS_METRICS_TOKEN": os.environ.get("CODEBLANKS_METRICS_TOKEN")
-        or secrets.token_urlsafe(16),
+        "CODEBLANKS_METRICS_TOKEN": settings.metrics_token or secrets.token_urlsafe(16),
     }
     python = sys.executable
     programs = [

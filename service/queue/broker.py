@@ -25,17 +25,16 @@ from service.settings import Settings
 log = logging.getLogger(__name__)
 
 
-def make_celery(settings: Settings, context: object = None) -> QueueApp:
+def make_celery(settings: Settings) -> QueueApp:
     """Return a Celery app for these settings: the queues, routes and the direct publisher.
 
-    `context` is what the worker's tasks read (workers.context.WorkerContext); the web app,
-    which only sends, has none.
+    A worker's app carries its context too (workers.context.WorkerContext.attach); the web
+    app, which only sends, has none.
     """
     celery_app = QueueApp("codeblanks")
     celery_app.conf.update(celery_config(settings))
     if _is_redis(settings.broker):
         celery_app.direct = DirectPublisher(settings.broker)
-    celery_app.context = context
     celery_app.set_default()
     return celery_app
 
@@ -51,7 +50,6 @@ class QueueApp(Celery):  # type: ignore[misc]
     """
 
     direct: DirectPublisher | None = None
-    context: object = None  # the worker's context (workers.context); None in the web app
 
     def send_task(self, name: str, args: Any = None, kwargs: Any = None, **options: Any) -> Any:
         """Send a task by name; see Celery.send_task, whose signature this keeps.

@@ -9,7 +9,10 @@ from typing import TYPE_CHECKING, Any
 # Flask, SQLAlchemy and Celery are imported inside the functions below: `codeblanks grade`
 # and every `import service.settings` would otherwise pay a second of start-up for them.
 if TYPE_CHECKING:
+    from celery import Celery
     from flask import Flask
+
+    from service.settings import Settings
 
 # JSON escapes can make 64 KiB of code several times longer on the wire; the API checks the
 # code's own size. `codeblanks serve` refuses a larger body before the app sees it
@@ -17,11 +20,14 @@ if TYPE_CHECKING:
 MAX_BODY = 1024 * 1024
 
 
-def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
+def create_app(
+    test_config: Mapping[str, Any] | None = None, celery_app: Celery | None = None
+) -> Flask:
     """Build the tool: settings, secret key, store, catalog, queue, blueprints.
 
     `test_config` overrides Flask config keys; its SETTINGS, if any, replaces the
-    environment's settings.
+    environment's settings. `celery_app` replaces the one made for the settings (a test's
+    testkit.celery.FakeCelery, which records what is sent).
     """
     from flask import Flask
 
@@ -46,34 +52,23 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
         from service import logs
 
         logs.configure(settings.log_format)
-    register_extensions(app)
+    register_extensions(app, settings, celery_app)
     register_blueprints(app)
     register_errorhandlers(app)
     return app
 
 
-def register_extensions(app: Flask) -> None:
-    """Attach the store (migrated), the catalog, the Celery app (to send), sessions and LTI."""
-    from core.lessons import load_catalog
-    from service.queue.broker import make_celery
-    from service.store import Store, upgrade
-    from service.web import auth, headers, i18n, proxies, rendering
-    from service.web.lms import launch_pages
+def register_extensions(app: Flask, settings: Settings, celery_app: Celery | None) -> None:
+    """Attach the store (migrated), the catalog, the Celery app (to send), LTI and sessions."""
+    from service.web import auth, extensions, headers, i18n, proxies, rendering
     from service.web.ops import request_ids
 
-    settings = app.config["SETTINGS"]
-    store = Store(settings.database)
-    if app.config.get("MIGRATE_ON_START", True):
-        upgrade(store)
-    app.extensions["store"] = store
-    app.extensions["catalog"] = load_catalog(settings.lessons_dir)
-    app.extensions["celery"] = make_celery(settings)
+    extensions.init_app(app, settings, celery_app)
     auth.init_app(app)
     request_ids.init_app(app)
     headers.init_app(app)
     i18n.init_app(app)
     rendering.init_app(app)
-    launch_pages.init_app(app)
     proxies.init_app(app)
 
 

@@ -270,7 +270,7 @@ def _fresh(app: Flask, data: Any) -> bool:
 def init_app(app: Flask) -> None:
     """Use the portable session; the cookie itself must survive a cross-site iframe."""
     app.session_interface = PortableSessionInterface()
-    secure = app.config["SETTINGS"].base_url.startswith("https://")
+    secure = extensions.settings(app).base_url.startswith("https://")
     app.config.update(
         SESSION_COOKIE_SECURE=secure,
         # inside the LMS iframe the tool is a third party: only SameSite=None (with Secure)

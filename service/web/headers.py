@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import secrets
 
-from flask import Flask, Response, current_app, g, request
+from flask import Flask, Response, g, request
 
+from service.web import extensions
 from service.web.auth import frame_origins
 
 # the launch's own steps: framed by whichever LMS starts them, before any session exists
@@ -39,7 +40,7 @@ def secure(response: Response) -> Response:
     # a page's address may carry a link token (`s`, see service.web.auth): no request it
     # makes, to the tool itself (whose logs keep the Referer) or elsewhere, repeats it
     response.headers.setdefault("Referrer-Policy", "no-referrer")
-    if current_app.config["SETTINGS"].base_url.startswith("https://"):
+    if extensions.settings().base_url.startswith("https://"):
         response.headers.setdefault("Strict-Transport-Security", "max-age=31536000")
     if request.blueprint == "demo":
         return response  # the demo LMS is a platform of its own, with its own pages

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, current_app, render_template
+from flask import Blueprint, render_template
+
+from service.web import extensions
 
 bp = Blueprint("home", __name__)
 
@@ -10,7 +12,7 @@ bp = Blueprint("home", __name__)
 @bp.get("/")
 def index() -> str:
     """Show the registration URLs (for LMS admins) and, in dev mode, the demo LMS link."""
-    settings = current_app.config["SETTINGS"]
+    settings = extensions.settings()
     base = settings.base_url.rstrip("/")
     urls = [
         (

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from werkzeug.middleware.proxy_fix import ProxyFix
 
+from service.web import extensions
+
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
     from flask import Flask
@@ -48,7 +50,7 @@ def networks(text: str) -> tuple[Network, ...]:
 
 def init_app(app: Flask) -> None:
     """Put the middleware in front of the app, for the settings' trusted proxies."""
-    trusted = networks(app.config["SETTINGS"].trusted_proxies)
+    trusted = networks(extensions.settings(app).trusted_proxies)
     app.wsgi_app = Proxies(app.wsgi_app, trusted)  # type: ignore[method-assign]
 
 

@@ -18,6 +18,7 @@ import pytest
 import requests
 import yaml
 
+from service.settings import Settings
 from service.web import MAX_BODY
 from service.web.buffering import HEAD_S
 from testkit import slowness
@@ -47,7 +48,7 @@ SERVICES = {"web", "proxy", "worker", "sync-worker", "redis", "postgres"}
 PROXY_CONF = REPO / "docker" / "proxy.conf"
 # what the worker's entrypoint needs for its first moments (docs/operations.md), and no more
 WORKER_CAPS = {"CHOWN", "DAC_OVERRIDE", "SETUID", "SETGID", "SYS_ADMIN"}
-SLOT_UID_SHIFT = 1_000_000  # workers/sandbox/userns_entry.py
+SLOT_UID_SHIFT = Settings().slot_uid_shift  # the compose worker sets none
 WARM_FIRST_UID = 62000
 IMAGES = ["codeblanks-app", "codeblanks-proxy", "codeblanks-redis", "codeblanks-postgres"]
 IMAGES += ["codeblanks-runner"]

@@ -1,4 +1,4 @@
-"""Helpers for page tests: catch tasks, read a page's tokens (testkit.sessions signs in)."""
+"""Helpers for page tests: record sends, read a page's tokens (testkit.sessions signs in)."""
 
 from __future__ import annotations
 
@@ -9,23 +9,26 @@ from contextlib import contextmanager
 from unittest import mock
 from urllib.parse import parse_qs, urlsplit
 
+import pytest
 from itsdangerous import TimestampSigner
 
 from core.runs import RunStatus
 from core.verdicts import Verdict
 from service.store import submissions
 from service.store.models import utcnow
+from testkit.celery import FakeCelery
 
 
-def catch_tasks(app):
-    """Record every task the app sends by name instead of sending it; return the list."""
-    sent = []
+@pytest.fixture
+def celery_app(settings):
+    """The app's Celery app, recording every send instead of sending (import it to use it)."""
+    return FakeCelery(settings)
 
-    def send_task(name, args=None, kwargs=None, **options):  # Celery's signature
-        sent.append((name, list(args or []), options))
 
-    app.extensions["celery"].send_task = send_task
-    return sent
+@pytest.fixture
+def sent(celery_app):
+    """What the app has sent (testkit.celery.Sent), in order."""
+    return celery_app.sent
 
 
 def form_token(page: str) -> str:

@@ -10,6 +10,8 @@ from service.settings import Settings
     [
         ({}, "lease_s", 8),
         ({}, "visibility_timeout_s", 10),
+        ({}, "slot_uid_shift", 1_000_000),
+        ({"CODEBLANKS_SLOT_UID_SHIFT": "2000000"}, "slot_uid_shift", 2_000_000),
         ({"CODEBLANKS_LEASE_S": "5"}, "lease_s", 5),
         ({"CODEBLANKS_SWEEP_INTERVAL_S": "1"}, "sweep_interval_s", 1),
         ({"CODEBLANKS_INSTANCE_DIR": "/tmp/i"}, "instance_dir", Path("/tmp/i")),

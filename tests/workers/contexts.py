@@ -7,21 +7,22 @@ from typing import Any
 
 from core.runs import Sandbox
 from service.lti.ags import AgsPoster
+from service.web import extensions
 from workers.context import WorkerContext
 
 
 def attach_worker(app: Any, sandbox: Sandbox | None = None) -> WorkerContext:
     """Give the app's Celery app a worker context on the app's own store, catalog and LTI
     context, so that its tasks run in this process (`task.apply()`) as a worker runs them."""
-    lti = app.extensions["lti"]
+    lti = extensions.lti(app)
     context = WorkerContext(
-        settings=app.config["SETTINGS"],
-        store=app.extensions["store"],
-        catalog=app.extensions["catalog"],
+        settings=extensions.settings(app),
+        store=extensions.store(app),
+        catalog=extensions.catalog(app),
         lti=lti,
         poster=AgsPoster(lti),
     )
     if sandbox is not None:
         context.sandboxes[os.getpid()] = sandbox
-    app.extensions["celery"].context = context
+    context.attach(extensions.celery_app(app))
     return context

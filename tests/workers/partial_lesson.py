@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from core.runs import RunOutcome, RunRequest, RunResult
 from service.demo.server import BackgroundServer
 from service.queue import TaskName
 from service.store.database import Store
+from testkit.celery import Sent
 from testkit.lms import Lms, make_lms, signed_in_headers
 from tests.conftest import SEED
 from tests.workers.contexts import attach_worker
@@ -126,7 +127,7 @@ def run_in_process(request: RunRequest) -> RunResult:
 class Course:
     """The tool (its worker's tasks run in this process, on a FakeSandbox) and the demo LMS.
 
-    The app's sends are kept in `messages` instead of going to a broker; drain() runs them
+    The app's sends are recorded (testkit.celery) instead of going to a broker; drain() runs them
     as a worker would: the grading task itself, and each sync as its task runs it (a WAIT
     waits, as its retry would, since the demo LMS refuses two scores in one second).
     """
@@ -135,11 +136,16 @@ class Course:
     server: BackgroundServer
     context: WorkerContext
     root: Path
-    messages: list[tuple[str, list[int]]] = field(default_factory=list)
 
     @property
     def store(self) -> Store:
         return self.lms.store
+
+    @property
+    def messages(self) -> list[Sent]:
+        """What the app and the tasks run so far have sent, and drain() has not run."""
+        sent: list[Sent] = self.lms.celery_app.sent
+        return sent
 
     def link(self) -> Any:
         return self.lms.link(lesson=LESSON, title="Two functions", score=8.0)
@@ -147,10 +153,11 @@ class Course:
     def drain(self) -> list[str]:
         """Run every message sent so far, and those they send; return the gradings' and
         syncs' outcomes."""
-        celery = self.lms.app.extensions["celery"]
+        celery = self.lms.celery_app
         outcomes = []
         while self.messages:
-            name, args = self.messages.pop(0)
+            sent = self.messages.pop(0)
+            name, args = sent.name, sent.args
             if name == TaskName.GRADE_SUBMISSION:
                 outcomes.append(celery.tasks[name].apply(args=args).get())
                 continue
@@ -186,15 +193,9 @@ def open_course(tmp_path: Path, **settings: Any) -> Course:
     """Start the tool on the partial lesson, and the demo LMS, registered with each other."""
     root = write_lessons(tmp_path / "lessons")
     changes = {"lessons_dir": root, "submit_rate": 1_000_000, **settings}
-    lms, server = make_lms(tmp_path, settings_changes=changes)
+    lms, server = make_lms(tmp_path, settings_changes=changes, fake_celery=True)
     context = attach_worker(lms.app, FakeSandbox(run_in_process))
-    course = Course(lms, server, context, root)
-
-    def send_task(name: str, args: Any = None, kwargs: Any = None, **options: Any) -> None:
-        course.messages.append((name, list(args or [])))  # Celery's signature
-
-    lms.app.extensions["celery"].send_task = send_task
-    return course
+    return Course(lms, server, context, root)
 
 
 @dataclass

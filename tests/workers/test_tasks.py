@@ -11,6 +11,8 @@ from service.queue import TaskName
 from service.queue.broker import celery_config
 from service.store import grades
 from service.store.models import Grade, GradeSync, Submission, utcnow
+from service.web import extensions
+from testkit.celery import FakeCelery, Sent
 from testkit.factories import SEED, place, submission
 from tests.workers.contexts import attach_worker
 from workers.sandbox.fake import FakeSandbox
@@ -18,25 +20,25 @@ from workers.sweep import sweep
 
 
 @pytest.fixture
-def celery_app(app):
-    attach_worker(app)
-    return app.extensions["celery"]
+def celery_app(settings):
+    """The app's Celery app, whose tasks run here and whose sends are recorded."""
+    return FakeCelery(settings)
+
+
+@pytest.fixture
+def worker(app):
+    """The worker context the tasks read, over the app's store and catalog."""
+    return attach_worker(app)
 
 
 @pytest.fixture
 def sent(celery_app):
-    calls = []
-
-    def send_task(name, args=None, kwargs=None, **options):  # Celery's signature
-        calls.append((name, args, options))
-
-    celery_app.send_task = send_task
-    return calls
+    return celery_app.sent
 
 
 @pytest.fixture
 def store(app):
-    return app.extensions["store"]
+    return extensions.store(app)
 
 
 @pytest.mark.parametrize(
@@ -65,25 +67,28 @@ def test_celery_takes_one_message_at_a_time_and_routes_by_queue(settings):
     assert config["accept_content"] == ["json"]  # nothing from a message is unpickled
 
 
-def test_grade_submission_grades_then_sends_the_sync(app, celery_app, store, sent, catalog):
+def test_grade_submission_grades_then_sends_the_sync(worker, celery_app, store, sent, catalog):
     expected = catalog.lesson(SEED).exercise.expected_output.encode()
     fake = FakeSandbox(lambda request: RunResult(RunOutcome.EXITED, expected, exit_code=0))
-    celery_app.context.sandboxes[os.getpid()] = fake
+    worker.sandboxes[os.getpid()] = fake
     placed = place(store, SEED, line_item_url="https://lms.example/lineitems/1/lineitem")
     sid = submission(store, placed.placement_id, placed.user_id, "print(1)", late=False)
     task = celery_app.tasks[TaskName.GRADE_SUBMISSION]
     assert task.apply(args=[sid]).get() == "graded"
-    assert sent == [(TaskName.SYNC_GRADE, [placed.user_id, placed.placement_id], {"queue": "sync"})]
+    args = [placed.user_id, placed.placement_id]
+    assert sent == [Sent(TaskName.SYNC_GRADE, args, options={"queue": "sync"})]
     assert task.apply(args=[sid]).get() == "nothing_to_do"
     assert len(fake.requests) == 1
     with store.session() as session:
         assert session.get(Submission, sid).run_status == "passed"
 
 
-def test_without_an_lms_line_item_the_grade_is_kept_at_once(app, celery_app, store, sent, catalog):
+def test_without_an_lms_line_item_the_grade_is_kept_at_once(
+    worker, celery_app, store, sent, catalog
+):
     expected = catalog.lesson(SEED).exercise.expected_output.encode()
     fake = FakeSandbox(lambda request: RunResult(RunOutcome.EXITED, expected, exit_code=0))
-    celery_app.context.sandboxes[os.getpid()] = fake
+    worker.sandboxes[os.getpid()] = fake
     placed = place(store, SEED)  # no line item, no line items URL: nothing to post to
     sid = submission(store, placed.placement_id, placed.user_id, "print(1)", late=False)
     assert celery_app.tasks[TaskName.GRADE_SUBMISSION].apply(args=[sid]).get() == "graded"
@@ -95,7 +100,7 @@ def test_without_an_lms_line_item_the_grade_is_kept_at_once(app, celery_app, sto
     assert sync.status == "skipped" and "no line item" in sync.last_error
 
 
-def test_sync_grade_records_a_skip_without_a_poster(celery_app, store, sent):
+def test_sync_grade_records_a_skip_without_a_poster(worker, celery_app, store, sent):
     placed = place(store)
     with store.session() as session:  # as an answer leaves it (a verdict settles its own)
         grades.needs_sync(session, placed.placement_id, placed.user_id, utcnow())
@@ -104,7 +109,7 @@ def test_sync_grade_records_a_skip_without_a_poster(celery_app, store, sent):
     ).get() == ("skipped")
 
 
-def test_sweep_task_enqueues_what_is_stuck_on_its_queue(app, celery_app, store, sent, settings):
+def test_sweep_task_enqueues_what_is_stuck_on_its_queue(worker, celery_app, store, sent, settings):
     placed = place(store)
     sid = submission(store, placed.placement_id, placed.user_id, "x", late=False)
     old = utcnow() - timedelta(seconds=settings.queued_deadline_s + 1)
@@ -117,11 +122,13 @@ def test_sweep_task_enqueues_what_is_stuck_on_its_queue(app, celery_app, store, 
         "purged": 0,
     }
     # at the head of its queue: it has waited longest
-    assert sent == [(TaskName.GRADE_SUBMISSION, [sid], {"queue": "grade", "first": True})]
+    assert sent == [
+        Sent(TaskName.GRADE_SUBMISSION, [sid], options={"queue": "grade", "first": True})
+    ]
     assert sweep(store, settings).submissions == []  # taken: the next sweep leaves it
 
 
-def test_the_sweep_purges_expired_logins_and_nonces(app, celery_app, store, sent, monkeypatch):
+def test_the_sweep_purges_expired_logins_and_nonces(worker, celery_app, store, sent, monkeypatch):
     from service.store.models import LtiLogin, UsedNonce
 
     monkeypatch.setattr(workers.sweep, "_purged_at", None)  # no purge yet in this process

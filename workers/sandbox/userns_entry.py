@@ -15,8 +15,8 @@ container's pid 1:
    container;
 2. forks a child that makes a user namespace and a mount namespace of its own; this process
    writes the child's uid and gid maps: uid 0 inside is the codeblanks user outside, and the
-   sandbox's slot uids inside are host uids shifted by UID_SHIFT (apart from any slot uid a
-   codeblanks on the host itself uses); host uid 0 is not mapped at all;
+   sandbox's slot uids inside are host uids shifted by CODEBLANKS_SLOT_UID_SHIFT (apart from
+   any slot uid a codeblanks on the host itself uses); host uid 0 is not mapped at all;
 3. the child becomes uid 0 of its namespace (with every capability over it, none over the
    host), puts the pool's cgroup directories where the sandbox looks for its own
    (/sys/fs/cgroup/<hierarchy>/codeblanks, in its mount namespace only), and execs the worker;
@@ -26,6 +26,9 @@ container's pid 1:
 The pool's name comes from the lock volume shared by every worker replica of one deployment
 (`pool-id` beside the slots' lock files): replicas share it, and so take distinct slot uids
 and sweep each other's leftovers, while another deployment on the same host gets its own.
+
+The shift is the settings' (service.settings, read once as the program starts, in its
+`__main__` block): this module's functions take what they need as arguments.
 
 Usage: python -m workers.sandbox.userns_entry COMMAND [ARG ...]
 """
@@ -49,7 +52,6 @@ OWN_CGROUP = STATE / "cgroup"  # v2: the container's own cgroup, mounted writabl
 PROC = STATE / "proc"  # a procfs without Docker's masks (see mount_proc)
 LOCKS = STATE / "slots"  # the shared lock volume; also mounted at STATE/warm/slots
 USER = "codeblanks"
-UID_SHIFT = 1_000_000  # slot uid u runs as host uid u + UID_SHIFT
 # the warm slots' uids, and the cold bwrap backend's (warm's fallback)
 FIRST_SLOT_UID = min(scratch.FIRST_UID, warm.FIRST_UID)
 SLOT_UIDS = max(scratch.FIRST_UID, warm.FIRST_UID) + scratch.SLOTS - FIRST_SLOT_UID
@@ -193,8 +195,9 @@ def _child(argv: list[str], ready: int, mapped: int, pool: str) -> None:
     os._exit(_SETUP_FAILED)
 
 
-def main(argv: list[str]) -> int:
-    """Set up, start the command in its user namespace, and wait for it (see the module doc)."""
+def main(argv: list[str], shift: int) -> int:
+    """Set up, start the command in its user namespace, and wait for it (see the module doc);
+    slot uid u inside runs as host uid u + `shift`."""
     if not argv:
         print(__doc__, file=sys.stderr)
         return 2
@@ -203,7 +206,6 @@ def main(argv: list[str]) -> int:
         return _SETUP_FAILED
     user = pwd.getpwnam(USER)
     uid, gid = user.pw_uid, user.pw_gid
-    shift = int(os.environ.get("CODEBLANKS_SLOT_UID_SHIFT", UID_SHIFT))
     made = (STATE, STATE / "warm", LOCKS, STATE / "warm" / "slots")
     for directory in made:  # all before any is given away: root has no DAC_OVERRIDE here
         directory.mkdir(parents=True, exist_ok=True)
@@ -274,4 +276,11 @@ def _forward_and_reap(child: int) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    from service.settings import Settings  # two small modules: os, dataclasses, pathlib only
+
+    try:
+        settings = Settings.from_env()
+    except ValueError as exc:  # a setting that is no number: say which, before anything
+        print(f"userns_entry: {exc}", file=sys.stderr)
+        sys.exit(_SETUP_FAILED)
+    sys.exit(main(sys.argv[1:], settings.slot_uid_shift))

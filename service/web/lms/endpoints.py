@@ -11,7 +11,7 @@ import logging
 from typing import Any
 from urllib.parse import urlencode
 
-from flask import Blueprint, Response, current_app, jsonify, redirect, render_template, request
+from flask import Blueprint, Response, jsonify, redirect, render_template, request
 from werkzeug.wrappers import Response as WebResponse
 
 from service.lti import logins, registration
@@ -20,6 +20,7 @@ from service.lti.registration import RegistrationProblem
 from service.lti.words import _l
 from service.store import platform_rows, registration_tokens
 from service.store.models import utcnow
+from service.web import extensions
 from service.web.lms import launch_pages
 
 bp = Blueprint("lti", __name__, url_prefix="/lti")
@@ -44,7 +45,7 @@ def login() -> WebResponse:
                 _l("the login request has no %(required)s", required=required),
                 _l("the LMS's tool URL"),
             )
-    context = launch_pages.context()
+    context = extensions.lti()
     check_target(params["target_link_uri"], context.settings.base_url)
     platform = logins.find_platform(context.store, params["iss"], params.get("client_id"))
     storage = params.get("lti_storage_target") or None
@@ -88,7 +89,7 @@ def launch() -> WebResponse | str:
     state = form.get("state", "")
     if not state:
         raise LaunchProblem(_l("Missing state"), _l("the launch POST carries no state"), status=400)
-    context = launch_pages.context()
+    context = extensions.lti()
     pending = logins.pending(context.store, state)
     token = request.cookies.get(COOKIE_PREFIX + state[:16]) or form.get("browser_token")
     if not token:
@@ -105,7 +106,7 @@ def launch() -> WebResponse | str:
             relaunch=context.base_url + "/lti/login?" + urlencode(pending.params),
         )
     valid = launch_pages.validate(context, form, logins.consume(context.store, pending, token))
-    response = launch_pages.open(context, current_app.extensions["celery"], valid)
+    response = launch_pages.open(context, extensions.celery_app(), valid)
     response.delete_cookie(COOKIE_PREFIX + state[:16], path="/lti/")
     return response
 
@@ -113,7 +114,7 @@ def launch() -> WebResponse | str:
 @bp.get("/jwks")
 def jwks() -> Response:
     """Publish the tool's public keys (current and recently retired)."""
-    response = jsonify(launch_pages.context().keys.jwks())
+    response = jsonify(extensions.lti().keys.jwks())
     response.headers["Cache-Control"] = "public, max-age=300"
     return response
 
@@ -121,7 +122,7 @@ def jwks() -> Response:
 @bp.get("/config.json")
 def canvas_config() -> Response:
     """Return the Canvas developer-key JSON for this tool."""
-    return jsonify(registration.canvas_config(launch_pages.context()))
+    return jsonify(registration.canvas_config(extensions.lti()))
 
 
 @bp.get("/register")
@@ -131,7 +132,7 @@ def register() -> str:
     The token is checked before anything is fetched or stored: without one, a stranger
     cannot make the tool call out or trust a platform.
     """
-    context = launch_pages.context()
+    context = extensions.lti()
     try:
         grant = registration_tokens.claim(context.store, request.args.get("token", ""), utcnow())
     except registration_tokens.TokenRefused as exc:

@@ -7,31 +7,18 @@ from collections.abc import Mapping
 from urllib.parse import urlsplit
 
 from celery import Celery
-from flask import Flask, Response, current_app, redirect, render_template, session, url_for
+from flask import Response, redirect, render_template, session, url_for
 from werkzeug.wrappers import Response as WebResponse
 
 from core.lessons import Catalog
 from service.lti import launch_records, logins, roster
 from service.lti.claims import DEEP_LINKING, DL, LaunchProblem
-from service.lti.tool import LtiContext, make_context
+from service.lti.tool import LtiContext
 from service.lti.validation import HardenedLaunch, Login, ValidLaunch
 from service.lti.words import _l
 from service.store.models import utcnow
 from service.web.auth import link_token, page_session, sign_in
 from service.web.i18n import remember_launch_locale
-
-
-def init_app(app: Flask) -> None:
-    """Make the LTI context from the app's settings, store and catalog."""
-    app.extensions["lti"] = make_context(
-        app.config["SETTINGS"], app.extensions["store"], app.extensions["catalog"]
-    )
-
-
-def context() -> LtiContext:
-    """Return the current app's LTI context."""
-    found: LtiContext = current_app.extensions["lti"]
-    return found
 
 
 def validate(ctx: LtiContext, form: Mapping[str, str], login: Login) -> ValidLaunch:

@@ -10,9 +10,8 @@ from service.lti.claims import LaunchProblem
 from service.lti.deep_linking import response_jwt
 from service.lti.words import _l
 from service.store import placement_rows, platform_rows
-from service.web import csrf
+from service.web import csrf, extensions
 from service.web.auth import add_placements, current_user, link_token
-from service.web.lms import launch_pages
 
 bp = Blueprint("lti_pick", __name__, url_prefix="/lti/pick")
 
@@ -27,7 +26,7 @@ def deep_link() -> str:
         raise LaunchProblem(
             _l("No deep linking in progress"), _l("start again from the LMS"), status=403
         )
-    ctx = launch_pages.context()
+    ctx = extensions.lti()
     lessons = _picked(request.form.getlist("lesson"), request.form.getlist("track"))
     platform = platform_rows.find(ctx.store, pending["platform_id"])
     if platform is None:
@@ -52,7 +51,7 @@ def resource_link(course_id: int) -> WebResponse:
         raise LaunchProblem(
             _l("Not allowed"), _l("only the course's teachers can pick"), status=403
         )
-    ctx = launch_pages.context()
+    ctx = extensions.lti()
     lesson = ctx.catalog.lesson(request.form.get("lesson", ""))
     if lesson is None:
         raise LaunchProblem(_l("Unknown lesson"), _l("pick one of the listed lessons"))
@@ -62,7 +61,7 @@ def resource_link(course_id: int) -> WebResponse:
 
 
 def _picked(ids: list[str], tracks: list[str]) -> list[Lesson]:
-    catalog = launch_pages.context().catalog
+    catalog = extensions.lti().catalog
     chosen: list[Lesson] = []
     for track in catalog.tracks.values():
         if track.title in tracks:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, current_app, jsonify
+from flask import Blueprint, Response, jsonify
 from redis import Redis
 from redis.exceptions import RedisError
 from sqlalchemy.exc import SQLAlchemyError
 
-from service.store.database import Store
+from service.web import extensions
 
 bp = Blueprint("health", __name__)
 
@@ -31,7 +31,7 @@ def readyz() -> tuple[Response, int]:
 
 
 def _database() -> str:
-    store: Store = current_app.extensions["store"]
+    store = extensions.store()
     try:
         store.ping()
     except SQLAlchemyError as exc:
@@ -41,7 +41,7 @@ def _database() -> str:
 
 def _redis() -> str:
     client = Redis.from_url(
-        current_app.config["SETTINGS"].broker,
+        extensions.settings().broker,
         socket_timeout=_TIMEOUT_S,
         socket_connect_timeout=_TIMEOUT_S,
     )
@@ -56,7 +56,7 @@ def _redis() -> str:
 
 def _workers() -> str:
     try:
-        replies = current_app.extensions["celery"].control.ping(timeout=_TIMEOUT_S)
+        replies = extensions.celery_app().control.ping(timeout=_TIMEOUT_S)
     except Exception as exc:  # noqa: BLE001  kombu raises from several roots; all mean "no"
         return f"unreachable: {type(exc).__name__}"
     return "ok" if replies else "no worker answered"

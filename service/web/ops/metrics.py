@@ -12,7 +12,7 @@ from __future__ import annotations
 import hmac
 from collections.abc import Iterable
 
-from flask import Blueprint, Response, abort, current_app, request
+from flask import Blueprint, Response, abort, request
 from redis import Redis
 from redis.exceptions import RedisError
 from sqlalchemy.exc import SQLAlchemyError
@@ -20,7 +20,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from service.queue import Queue
 from service.queue.broker import list_keys
 from service.store import metrics_reads
-from service.store.database import Store
+from service.web import extensions
 
 bp = Blueprint("metrics", __name__)
 LATENCY_BUCKETS_S = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
@@ -29,7 +29,7 @@ LATENCY_BUCKETS_S = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 @bp.before_request
 def require_token() -> Response | None:
     """Answer 404 while no metrics token is set, 401 to a caller without it."""
-    wanted = current_app.config["SETTINGS"].metrics_token
+    wanted = extensions.settings().metrics_token
     if not wanted:
         abort(404, "/metrics is off: set CODEBLANKS_METRICS_TOKEN to turn it on.")
     scheme, _, given = request.headers.get("Authorization", "").partition(" ")
@@ -49,7 +49,7 @@ def require_token() -> Response | None:
 def metrics() -> Response:
     """Answer the service's figures for Prometheus."""
     lines: list[str] = []
-    store: Store = current_app.extensions["store"]
+    store = extensions.store()
     try:
         found = metrics_reads.figures(store)
     except SQLAlchemyError:
@@ -82,7 +82,7 @@ def metrics() -> Response:
 
 def _queue_depths() -> list[str]:
     client = Redis.from_url(
-        current_app.config["SETTINGS"].broker, socket_timeout=0.5, socket_connect_timeout=0.5
+        extensions.settings().broker, socket_timeout=0.5, socket_connect_timeout=0.5
     )
     depths: list[tuple[dict[str, object], float]]
     try:

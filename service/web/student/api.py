@@ -16,7 +16,7 @@ from service.web import extensions
 from service.web.auth import HEADER, SignedIn, link_token
 from service.web.student import actions
 from service.web.student.actions import Refused, refusal, signed_in
-from service.web.student.streams import follow, of_process
+from service.web.student.streams import follow
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 
@@ -147,7 +147,7 @@ def _stream(
     store: Store, user: SignedIn, submission_id: int, first: dict[str, Any]
 ) -> Iterator[str]:
     settings = extensions.settings()
-    streams = of_process(current_app.extensions, settings)
+    streams = extensions.streams()
 
     def look() -> dict[str, Any] | None:
         try:

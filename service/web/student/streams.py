@@ -19,10 +19,9 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator, MutableMapping
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from service.settings import Settings
 from service.store.models import SubmissionStatus
 
 RETRY_MS = 1000  # a short stream ends on purpose: reconnect soon
@@ -82,20 +81,6 @@ class Streams:
                 self._by_user[slot._user_id] = left
             else:
                 del self._by_user[slot._user_id]  # a user who leaves leaves nothing behind
-
-
-def of_process(extensions: MutableMapping[str, Any], settings: Settings) -> Streams:
-    """Return this process's Streams, made from the settings on first use.
-
-    Made on first use, not in create_app: with `gunicorn --preload` the app is built before
-    the fork, and each web process must count its own threads.
-    """
-    found = extensions.get("streams")
-    if found is None:
-        made = Streams(settings.streams_per_session, settings.streams_per_process)
-        found = extensions.setdefault("streams", made)  # atomic: one wins, both use it
-    assert isinstance(found, Streams)
-    return found
 
 
 def graded(state: State) -> bool:

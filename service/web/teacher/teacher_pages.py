@@ -6,14 +6,14 @@ token, and every link the signed session (see service.web.auth).
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, current_app, redirect, render_template, request, url_for
+from flask import Blueprint, Response, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 from flask_babel import gettext as _
 
 from service.store.models import Placement, utcnow
 from service.web import csrf
 from service.web.auth import link_token, page_session
-from service.web.extensions import catalog, follow, store
+from service.web.extensions import catalog, celery_app, follow, store
 from service.web.student.actions import Refused
 from service.web.teacher import course_gradebook, labels, lesson_report, placement_settings
 from service.web.teacher.access import course_teacher, placement_teacher
@@ -26,8 +26,7 @@ bp.add_app_template_global(labels.sync_label, "sync_label")
 def gradebook(course_id: int) -> str:
     """Show the course's roster by its placed lessons (a stale roster is read in the background)."""
     course_teacher(course_id)
-    celery_app = current_app.extensions["celery"]
-    book = course_gradebook.for_teacher(store(), catalog(), celery_app, course_id, utcnow())
+    book = course_gradebook.for_teacher(store(), catalog(), celery_app(), course_id, utcnow())
     return render_template(
         "teacher/gradebook.html",
         book=book,
@@ -93,8 +92,7 @@ def student(placement_id: int, user_id: int) -> str:
 
 def _placement_page(found: Placement, form: dict[str, str], errors: dict[str, str]) -> str:
     report = lesson_report.report(store(), catalog(), found)
-    celery_app = current_app.extensions["celery"]
-    note = course_gradebook.roster_note(store(), celery_app, found.course_id, utcnow())
+    note = course_gradebook.roster_note(store(), celery_app(), found.course_id, utcnow())
     return render_template(
         "teacher/placement.html",
         report=report,

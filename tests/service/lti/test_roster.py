@@ -22,19 +22,23 @@ READING = "The roster is being refreshed from the LMS; reload in a moment."
 
 
 @pytest.fixture
+def lms(tmp_path):
+    """The tool, which records its sends (testkit.celery), and the demo LMS."""
+    found, tool_server = make_lms(tmp_path, fake_celery=True)
+    yield found
+    found.demo.stop()
+    tool_server.stop()
+    found.store.dispose()
+
+
+@pytest.fixture
 def sent(lms):
-    """The tool's sends, caught by a send_task with Celery's own signature."""
-    calls = []
-
-    def send_task(name, args=None, kwargs=None, **options):
-        calls.append((name, list(args or []), kwargs, options))
-
-    lms.app.extensions["celery"].send_task = send_task
-    return calls
+    """What the tool has sent, in order."""
+    return lms.celery_app.sent
 
 
 def reads(sent):
-    return [(args, options) for name, args, _, options in sent if name == TaskName.REFRESH_ROSTER]
+    return [(m.args, m.options) for m in sent if m.name == TaskName.REFRESH_ROSTER]
 
 
 def course_id(lms):
@@ -66,7 +70,7 @@ def started_by(lms, link, *students):
 def read_roster(lms):
     """Run the refresh task as a worker would, through Celery's own apply."""
     attach_worker(lms.app)
-    task = lms.app.extensions["celery"].tasks[TaskName.REFRESH_ROSTER]
+    task = lms.celery_app.tasks[TaskName.REFRESH_ROSTER]
     return task.apply(args=[course_id(lms)]).get()
 
 
@@ -145,7 +149,7 @@ def retried_as_a_worker_would(lms):
     """Run the roster task as a worker runs it (not eager, so that Celery's retry sends a
     message with a countdown), and expect it to retry."""
     attach_worker(lms.app)
-    task = lms.app.extensions["celery"].tasks[TaskName.REFRESH_ROSTER]
+    task = lms.celery_app.tasks[TaskName.REFRESH_ROSTER]
     task.push_request(id="read-1", args=[course_id(lms)], kwargs={}, retries=0,
                       called_directly=False, delivery_info={"routing_key": "sync"})  # fmt: skip
     try:
@@ -160,9 +164,13 @@ def test_a_failed_read_is_retried_through_celery_with_a_backoff(lms, sent):
     sent.clear()
     lms.platform.fail("nrps", times=1)
     retried_as_a_worker_would(lms)
-    [(name, args, kwargs, options)] = sent
-    assert (name, args, kwargs) == (TaskName.REFRESH_ROSTER, [course_id(lms)], {})
-    assert options["retries"] == 1 and 4 <= options["countdown"] <= 6
+    [message] = sent  # Celery's retry, through send_task(name, args, kwargs, ...)
+    assert (message.name, message.args, message.kwargs) == (
+        TaskName.REFRESH_ROSTER,
+        [course_id(lms)],
+        {},
+    )
+    assert message.options["retries"] == 1 and 4 <= message.options["countdown"] <= 6
 
 
 def test_a_read_that_meets_a_database_outage_is_retried(lms, sent, monkeypatch):
@@ -175,8 +183,9 @@ def test_a_read_that_meets_a_database_outage_is_retried(lms, sent, monkeypatch):
     sent.clear()
     monkeypatch.setattr(workers.tasks, "sync_roster", database_away)
     retried_as_a_worker_would(lms)
-    [(name, args, _, options)] = sent
-    assert (name, args, options["retries"]) == (TaskName.REFRESH_ROSTER, [course_id(lms)], 1)
+    [message] = sent
+    assert (message.name, message.args) == (TaskName.REFRESH_ROSTER, [course_id(lms)])
+    assert message.options["retries"] == 1
 
 
 def test_a_roster_nested_too_deeply_is_a_clear_failure(tmp_path):
@@ -187,9 +196,8 @@ def test_a_roster_nested_too_deeply_is_a_clear_failure(tmp_path):
         return [b"[" * 100_000]
 
     deep = BackgroundServer(nested).start()
-    lms, tool_server = make_lms(tmp_path, allow=deep.url.removeprefix("http://"))
+    lms, tool_server = make_lms(tmp_path, allow=deep.url.removeprefix("http://"), fake_celery=True)
     try:
-        lms.app.extensions["celery"].send_task = lambda *args, **kwargs: None
         page = teacher_page(lms, lms.link())
         with lms.store.session() as session:
             session.execute(update(Course).values(memberships_url=deep.url + "/members"))

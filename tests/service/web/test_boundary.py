@@ -4,16 +4,17 @@ import pytest
 
 from testkit.factories import place
 from testkit.sessions import sign_in
-from tests.service.sessions import catch_tasks, form_token
+from tests.service import sessions
+from tests.service.sessions import form_token
 
 LESSON = "expert/what-is-attention"
+celery_app = sessions.celery_app  # every send recorded, none made
 
 
 @pytest.fixture
 def student(app, client):
     placed = place(app.extensions["store"], lesson_id=LESSON)
     sign_in(client, placed.user_id, [placed.placement_id])
-    catch_tasks(app)
     return placed
 
 

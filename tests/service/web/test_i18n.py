@@ -22,8 +22,9 @@ from service.web import i18n
 from service.web.i18n import JS_WORDS
 from testkit.factories import SEED, add_student, place, submission
 from testkit.sessions import sign_in
+from tests.service import sessions
 from tests.service.lti import conftest as lti_fixtures
-from tests.service.sessions import catch_tasks, form_token, grade, text_of
+from tests.service.sessions import form_token, grade, text_of
 from tests.service.web.i18n_checks import (
     ROOT,
     TRANSLATIONS,
@@ -38,6 +39,7 @@ STATIC = ROOT / "service/web/static"
 GETTEXT = {"_", "gettext", "ngettext", "pgettext", "npgettext", "lazy_gettext"}
 _ATTRIBUTE = re.compile(r'[\w:-]+="[^"<>]*"')
 _WORDY = re.compile(r"(?:[A-Z][a-z]+|[a-z]+ [a-z]+)")  # a capitalised word, or two words
+celery_app = sessions.celery_app  # every send recorded, none made
 
 
 # ---- every template marks its words -----------------------------------------------------
@@ -174,7 +176,7 @@ def test_every_word_a_script_shows_is_the_pages():
 
 
 @pytest.fixture
-def pseudo(fresh, settings, tmp_path):
+def pseudo(fresh, settings, tmp_path, celery_app):
     from service.web import create_app
 
     directory = pseudo_catalog(fresh, tmp_path / "pseudo")
@@ -183,9 +185,9 @@ def pseudo(fresh, settings, tmp_path):
             "TESTING": True,
             "SETTINGS": settings,
             "BABEL_TRANSLATION_DIRECTORIES": str(directory),
-        }
+        },
+        celery_app=celery_app,
     )
-    catch_tasks(app)
     yield app
     app.extensions["store"].dispose()
 
@@ -276,7 +278,6 @@ def words_of(client, url, **headers):
 
 @pytest.fixture
 def placed(app, client):
-    catch_tasks(app)
     found = place(app.extensions["store"], lesson_id=SEED)
     sign_in(client, found.user_id, [found.placement_id])
     return found

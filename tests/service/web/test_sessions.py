@@ -8,8 +8,8 @@ from sqlalchemy import select, update
 from service.store.models import Membership, Placement, Submission, User
 from testkit.factories import add_student, place
 from testkit.sessions import sign_in
+from tests.service import sessions
 from tests.service.sessions import (
-    catch_tasks,
     form_token,
     page_session,
     session_param,
@@ -18,6 +18,7 @@ from tests.service.sessions import (
 )
 
 LESSON = "expert/what-is-attention"
+celery_app = sessions.celery_app  # every send recorded, none made
 HOUR = 3600
 MINUTE = 60
 FROM_THE_TOOL = {"Sec-Fetch-Site": "same-origin"}  # a navigation from one of the tool's pages
@@ -40,7 +41,6 @@ def two(app, client):
         for placed, name in ((berna, "Berna Student"), (ali, "Ali Student")):
             session.execute(update(User).where(User.id == placed.user_id).values(name=name))
     sign_in(client, berna.user_id, [berna.placement_id])
-    catch_tasks(app)
     return berna, ali
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.service.sessions import catch_tasks
+from tests.service.sessions import celery_app, sent  # noqa: F401  (fixtures, handed on)
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -17,9 +17,3 @@ def database_url(request, tmp_path):
 def store(app):
     """The app's store."""
     return app.extensions["store"]
-
-
-@pytest.fixture
-def sent(app):
-    """The tasks the app sends, caught."""
-    return catch_tasks(app)

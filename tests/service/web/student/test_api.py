@@ -8,8 +8,11 @@ import pytest
 
 from core.runs import RunStatus
 from core.verdicts import Verdict
+from service.queue import TaskName
 from service.store import submissions
 from service.store.models import GradeSync, QuestionAnswer, Submission, utcnow
+from service.web import extensions
+from testkit.celery import FakeCelery, Sent
 from testkit.factories import add_student, place
 from tests.service.web import two_stores
 
@@ -21,19 +24,23 @@ database_url, store = two_stores.database_url, two_stores.store
 
 
 @pytest.fixture
-def sent(app, store):
-    """Every task sent by name, with whether its submission was committed at that moment."""
-    calls = []
+def sent():
+    """Every send, with whether its submission was committed at that moment (None: a sync)."""
+    return []
 
-    def send_task(name, args=None, **options):
+
+@pytest.fixture
+def celery_app(settings, sent):
+    """The app's Celery app: it sends nothing, and notes each send in `sent`."""
+
+    def note(message: Sent) -> None:
         committed = None
-        if name == "codeblanks.grade_submission":
-            with store.session() as session:
-                committed = session.get(Submission, args[0]) is not None
-        calls.append((name, list(args or []), options, committed))
+        if message.name == TaskName.GRADE_SUBMISSION:
+            with extensions.store().session() as session:  # the request's own app
+                committed = session.get(Submission, message.args[0]) is not None
+        sent.append((message, committed))
 
-    app.extensions["celery"].send_task = send_task
-    return calls
+    return FakeCelery(settings, on_send=note)
 
 
 def launch(client, user_id, *placement_ids):
@@ -72,7 +79,8 @@ def test_submit_commits_then_enqueues_by_name(client, student, sent, store):
     body = response.get_json()
     assert body["status"] == "queued"
     assert body["url"] == f"/api/submissions/{body['id']}" == response.headers["Location"]
-    assert sent == [("codeblanks.grade_submission", [body["id"]], {"queue": "grade"}, True)]
+    graded = Sent(TaskName.GRADE_SUBMISSION, [body["id"]], options={"queue": "grade"})
+    assert sent == [(graded, True)]  # sent once its row was committed
     with store.session() as session:
         row = session.get(Submission, body["id"])
         assert (row.status, row.source, row.user_id) == ("queued", SOURCE, student.user_id)
@@ -109,8 +117,9 @@ def test_a_cross_site_form_cannot_submit_with_the_cookie(
         assert session.query(Submission).count() == 0
 
 
+@pytest.mark.parametrize("celery_app", [None])  # the app's own, whose Redis refuses
 def test_submit_answers_202_even_when_the_broker_is_down(client, student, store):
-    response = submit(client, student.placement_id)  # the app's Redis refuses connections
+    response = submit(client, student.placement_id)
     assert response.status_code == 202
     with store.session() as session:
         assert session.get(Submission, response.get_json()["id"]).status == "queued"
@@ -316,14 +325,8 @@ def test_answers_are_scored_at_once(client, student, sent, question_id, given, s
     if status == 201:
         assert response.get_json()["earned"] == earned
         assert response.get_json()["explanation"]
-        assert sent == [
-            (
-                "codeblanks.sync_grade",
-                [student.user_id, student.placement_id],
-                {"queue": "sync"},
-                None,
-            )
-        ]
+        args = [student.user_id, student.placement_id]
+        assert sent == [(Sent(TaskName.SYNC_GRADE, args, options={"queue": "sync"}), None)]
     else:
         assert sent == []
 

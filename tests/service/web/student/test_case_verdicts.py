@@ -28,7 +28,8 @@ from workers.grading import Outcome, grade_stored
 from workers.sandbox.fake import FakeSandbox
 
 # every test here runs on SQLite and on PostgreSQL
-database_url, store, sent = two_stores.database_url, two_stores.store, two_stores.sent
+database_url, store = two_stores.database_url, two_stores.store
+celery_app, sent = two_stores.celery_app, two_stores.sent  # every send recorded
 
 CASES = "cases/shout"  # a visible case first
 HIDDEN_FIRST = "cases/hidden-first"

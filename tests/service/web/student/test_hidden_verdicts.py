@@ -36,7 +36,8 @@ from tests.service.web.student.test_case_verdicts import (
 from workers.sandbox.fake import FakeSandbox
 
 # every test here runs on SQLite and on PostgreSQL
-database_url, store, sent = two_stores.database_url, two_stores.store, two_stores.sent
+database_url, store = two_stores.database_url, two_stores.store
+celery_app, sent = two_stores.celery_app, two_stores.sent  # every send recorded
 
 
 @pytest.fixture

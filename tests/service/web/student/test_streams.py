@@ -5,7 +5,8 @@ import time
 
 import pytest
 
-from service.web.student.streams import BUSY_RETRY_MS, Streams, follow, of_process
+from service.web import extensions
+from service.web.student.streams import BUSY_RETRY_MS, Streams, follow
 from testkit.factories import add_student, place, submission
 from testkit.sessions import sign_in
 from testkit.webserver import Stream, WebServer, seed
@@ -105,7 +106,7 @@ def test_the_app_counts_a_stream_until_its_response_is_closed(app, client):
     responses = [client.get(url, buffered=False) for _ in range(3)]
     firsts = [next(iter(response.response)).decode() for response in responses]
     assert ["event: busy" in first for first in firsts] == [False, False, True]
-    streams = of_process(app.extensions, app.config["SETTINGS"])
+    streams = extensions.streams(app)
     assert (streams.open(placed.user_id), streams.open(other)) == (2, 0)
     for response in responses:
         response.close()

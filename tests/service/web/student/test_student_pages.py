@@ -8,6 +8,7 @@ from sqlalchemy import select
 
 from core.compare import LineDiff
 from core.runs import RunStatus
+from service.queue import TaskName
 from service.store.models import Draft, Membership, Placement, QuestionAnswer, Submission, utcnow
 from testkit.factories import add_student, place
 from testkit.sessions import sign_in
@@ -21,7 +22,8 @@ from tests.service.sessions import (
 from tests.service.web import two_stores
 
 # every test here runs on SQLite and on PostgreSQL
-database_url, store, sent = two_stores.database_url, two_stores.store, two_stores.sent
+database_url, store = two_stores.database_url, two_stores.store
+celery_app, sent = two_stores.celery_app, two_stores.sent  # every send recorded
 
 LESSON = "expert/what-is-attention"
 SOLUTION = (SEED / "solution" / "model.py").read_text()
@@ -122,7 +124,7 @@ def test_answers_show_as_answered_on_reload_and_count(client, student, sent):
     blank = page.split('id="q-weighted-average"')[1].split("</section>")[0]
     assert "<fieldset >" in blank and "Explanation" not in blank
     assert "1.25</strong> of 8 points" in page
-    assert [name for name, _, _ in sent] == ["codeblanks.sync_grade"] * 2
+    assert [message.name for message in sent] == [TaskName.SYNC_GRADE] * 2
 
 
 def test_a_plain_form_answers_without_javascript(client, student, store, sent):
@@ -176,7 +178,7 @@ def test_a_plain_form_submits_code_without_javascript(client, student, store, se
     with store.session() as session:
         row = session.scalar(select(Submission))
     assert row.source == "print(1)\nprint(2)\n" and row.status == "queued"
-    assert sent[0][:2] == ("codeblanks.grade_submission", [row.id])
+    assert (sent[0].name, sent[0].args) == (TaskName.GRADE_SUBMISSION, [row.id])
     shown = client.get(lesson_url(student)).get_data(as_text=True)
     assert "Your submission is waiting to be graded" in shown
     assert f'data-pending-url="/api/submissions/{row.id}"' in shown

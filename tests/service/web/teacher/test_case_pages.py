@@ -16,7 +16,8 @@ from tests.service.sessions import text_of
 from tests.service.store.case_work import graded
 from tests.service.web import two_stores
 
-database_url, store, sent = two_stores.database_url, two_stores.store, two_stores.sent
+database_url, store = two_stores.database_url, two_stores.store
+celery_app, sent = two_stores.celery_app, two_stores.sent  # every send recorded
 
 CASED = "expert/attention-cases"
 PLAIN = "expert/what-is-attention"

@@ -144,7 +144,6 @@ def test_a_regrade_without_review_posts_the_best_new_partial_score(course):
     course.drain()
     assert ali.in_the_lms() == (3.0, 8.0)
     course.change_cases(REWEIGHED)
-    celery = course.lms.app.extensions["celery"]
-    assert send(celery, regrade(course.store, ali.placement_id)) == 2
+    assert send(course.lms.celery_app, regrade(course.store, ali.placement_id)) == 2
     assert course.drain() == ["graded", "graded", "sent", "nothing_to_do"]
     assert ali.in_the_lms() == (4.5, 8.0)  # G_ONLY's 6/8 now; HALF's 2/8 does not lower it

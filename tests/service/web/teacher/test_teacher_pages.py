@@ -9,6 +9,7 @@ import pytest
 from sqlalchemy import select, update
 
 from core.runs import RunStatus
+from service.queue import TaskName
 from service.store import grades
 from service.store.models import (
     Course,
@@ -21,13 +22,15 @@ from service.store.models import (
     User,
     utcnow,
 )
+from testkit.celery import Sent
 from testkit.factories import add_student, place
 from testkit.sessions import sign_in
-from tests.service.sessions import catch_tasks, form_token, grade, text_of
+from tests.service.sessions import form_token, grade, text_of
 from tests.service.web import two_stores
 
 # every test here runs on SQLite and on PostgreSQL
-database_url, store, sent = two_stores.database_url, two_stores.store, two_stores.sent
+database_url, store = two_stores.database_url, two_stores.store
+celery_app, sent = two_stores.celery_app, two_stores.sent  # every send recorded
 
 LESSON = "expert/what-is-attention"
 
@@ -236,8 +239,8 @@ def test_resend_makes_failed_syncs_pending_again_and_enqueues_them(client, store
                                     "placement_id": str(teacher.placement_id),
                                     "user_id": str(teacher.user_id)})  # fmt: skip
     assert answer.status_code == 303 and "resent=1" in answer.headers["Location"]
-    assert sent == [("codeblanks.sync_grade", [teacher.user_id, teacher.placement_id],
-                     {"queue": "sync"})]  # fmt: skip
+    assert sent == [Sent(TaskName.SYNC_GRADE, [teacher.user_id, teacher.placement_id],
+                         options={"queue": "sync"})]  # fmt: skip
     with store.session() as session:
         rows = {r.placement_id: (r.status, r.attempts) for r in session.scalars(select(GradeSync))}
     assert rows == {teacher.placement_id: ("pending", 0), other.placement_id: ("failed", 8)}
@@ -461,7 +464,7 @@ def test_a_regrade_holds_new_scores_until_the_teacher_sends_them(client, store, 
     csrf = form_token(page)
     started = client.post(f"/teach/placements/{teacher.placement_id}/regrade", data={"csrf": csrf})
     assert started.status_code == 303
-    assert sent == [("codeblanks.grade_submission", [first], {"queue": "regrade"})]
+    assert sent == [Sent(TaskName.GRADE_SUBMISSION, [first], options={"queue": "regrade"})]
     progress = client.get(f"/teach/placements/{teacher.placement_id}/regrade.json").get_json()
     assert progress == {"total": 1, "done": 0, "finished": False, "sent": False}
     running = text_of(client.get(started.headers["Location"]).get_data(as_text=True), spaced=True)
@@ -487,8 +490,8 @@ def test_a_regrade_holds_new_scores_until_the_teacher_sends_them(client, store, 
         f"/teach/placements/{teacher.placement_id}/regrade/send", data={"csrf": csrf}
     )
     assert done.status_code == 303
-    assert sent == [("codeblanks.sync_grade", [teacher.user_id, teacher.placement_id],
-                     {"queue": "sync"})]  # fmt: skip
+    assert sent == [Sent(TaskName.SYNC_GRADE, [teacher.user_id, teacher.placement_id],
+                         options={"queue": "sync"})]  # fmt: skip
     with store.session() as session:
         assert session.scalars(select(GradeSync.status).order_by(GradeSync.id)).all() == [
             "sent", "pending"
@@ -498,7 +501,7 @@ def test_a_regrade_holds_new_scores_until_the_teacher_sends_them(client, store, 
     assert "New scores sent to the LMS for 1 student" in shown
 
 
-def test_the_clis_regrade_is_not_held(store, app):
+def test_the_clis_regrade_is_not_held(store, celery_app):
     from service.queue import send
     from service.web.teacher.regrading import regrade
 
@@ -507,8 +510,7 @@ def test_the_clis_regrade_is_not_held(store, app):
         store, lesson_id=LESSON, line_item_url="https://lms.example/lineitems/1/lineitem"
     )
     first = work(store, placed)
-    catch_tasks(app)
-    assert send(app.extensions["celery"], regrade(store, placed.placement_id)) == 1
+    assert send(celery_app, regrade(store, placed.placement_id)) == 1
     grade(store, first, RunStatus.FAILED)
     with store.session() as session:
         assert session.scalars(select(GradeSync.status).order_by(GradeSync.id)).all() == [
@@ -527,7 +529,7 @@ def test_the_roster_is_read_in_the_background_and_the_pages_say_so(client, store
     assert "The roster is being refreshed from the LMS; reload in a moment." in page
     assert "Ada" in page  # what is stored, meanwhile
     assert "being refreshed" in text_of(client.get(lesson).get_data(as_text=True))
-    assert sent == [("codeblanks.refresh_roster", [course_id], {"queue": "sync"})]  # once
+    assert sent == [Sent(TaskName.REFRESH_ROSTER, [course_id], options={"queue": "sync"})]  # once
 
     roster_reads.failed(store, course_id, "the LMS roster could not be read: HTTP 503")
     for url in (gradebook, lesson):
