@@ -100,6 +100,8 @@ class Stack:
             REDIS_PASSWORD=f"rd{os.urandom(12).hex()}",
             # the emulated Debian 12 guest (88x) had a service unhealthy when compose gave up on it
             HEALTH_START_PERIOD=f"{int(slowness.scaled(120))}s",
+            # and a pg_isready or a python3 check there took longer than 3 s, then 5 s, to answer
+            HEALTH_TIMEOUT=f"{int(slowness.scaled(5))}s",
         )  # fmt: skip
         return cls(url, project, env, files)
 

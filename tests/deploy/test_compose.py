@@ -32,6 +32,7 @@ from testkit.stacks import (
     Stack,
     Student,
     compose_variables,
+    env_file,
     graded,
     launch,
     poll,
@@ -90,6 +91,21 @@ def test_the_compose_file_validates_with_the_example_env(images):
         assert allow == f"127.0.0.1:{demo['services']['proxy']['environment']['PORT']}"
     assert str(demo["services"]["web"]["environment"]["CODEBLANKS_DEMO"]) == "1"
     assert demo["services"]["web"]["command"][-2:] == ["--workers", "1"]
+
+
+def test_every_health_check_waits_as_long_as_the_host_asks(images, tmp_path):
+    # under emulation (the Debian 12 guest, 25-88x) a pg_isready took over its 3 s and a
+    # python3 check over its 5 s, and compose gave up on a service that was starting fine
+    env = env_file(tmp_path / ".env", HEALTH_START_PERIOD="777s", HEALTH_TIMEOUT="77s")
+    for overrides in ([], [DEMO], [REPO / "docker" / "compose.two-hosts.yml"]):
+        services = yaml.safe_load(config(*overrides, env_file=env).stdout)["services"]
+        checked = {name for name, service in services.items() if "healthcheck" in service}
+        assert {"web", "proxy", "redis", "postgres"} <= checked, overrides
+        for name in checked:
+            check = services[name]["healthcheck"]
+            assert (check["start_period"], check["timeout"]) == ("777s", "77s"), name
+            # no second, fixed limit inside the check itself
+            assert "timeout=" not in " ".join(check["test"]), name
 
 
 def test_nginx_is_the_way_in_with_the_app_s_limits(images):
