@@ -46,6 +46,7 @@ from service.web import create_app  # noqa: E402
 from testkit.factories import SCALED, place  # noqa: E402
 from testkit.pipeline import SOLUTION, fastest_sandbox  # noqa: E402
 from testkit.servers import REPO, RedisServer, WorkerProcess, free_port  # noqa: E402
+from testkit.sessions import launched  # noqa: E402
 from workers.sandbox import make_sandbox  # noqa: E402
 
 CORES = os.cpu_count() or 1
@@ -217,13 +218,8 @@ def main() -> None:
         users = [User(platform_id=placed.platform_id, sub=f"bench-{n}") for n in range(students)]
         session.add_all(users)
         session.flush()
-        launched_at = int(time.time())  # a session lives from its launch (service.web.auth)
-        for user in users:
-            session_data = {
-                "user_id": user.id,
-                "placement_ids": [placed.placement_id],
-                "launched_at": launched_at,
-            }
+        for user in users:  # the session each one's launch leaves (service.web.auth)
+            session_data = launched(app, user.id, [placed.placement_id])
             cookies.append(f"session={signer.dumps(session_data)}")
 
     port = free_port()
