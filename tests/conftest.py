@@ -8,6 +8,8 @@ import pytest
 
 from core.lessons import Catalog, load_catalog
 from service.settings import Settings
+from service.store import Store
+from service.store.migrate import upgrade
 from testkit import factories
 from testkit.servers import PostgresCluster, RedisServer
 from tests.workers.sandbox.leftovers import bwrap_leftovers, settled
@@ -111,6 +113,15 @@ def clean_host(bwrap: BwrapSandbox):
 def database_url(tmp_path: Path) -> str:
     """The store: SQLite in the test's temp dir (tests/service/store runs on PostgreSQL too)."""
     return f"sqlite:///{tmp_path / 'codeblanks.db'}"
+
+
+@pytest.fixture
+def store(database_url: str) -> Iterator[Store]:
+    """A migrated, empty store of its own (page tests take the app's: two_stores.store)."""
+    store = Store(database_url)
+    upgrade(store)
+    yield store
+    store.dispose()
 
 
 @pytest.fixture
