@@ -30,7 +30,7 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -40,11 +40,11 @@ from sqlalchemy import func, select  # noqa: E402
 from core.lessons import load_lesson  # noqa: E402
 from core.runs import RunStatus  # noqa: E402
 from core.verdicts import grade_source  # noqa: E402
-from service.settings import PREFIX, Settings  # noqa: E402
+from service.settings import Settings  # noqa: E402
 from service.store.models import Submission, SubmissionStatus, User  # noqa: E402
 from service.web import create_app  # noqa: E402
-from testkit.factories import SCALED, place  # noqa: E402
-from testkit.pipeline import SOLUTION, fastest_sandbox  # noqa: E402
+from testkit.factories import SCALED, place, settings_in  # noqa: E402
+from testkit.pipeline import SOLUTION, Pipeline, fastest_sandbox  # noqa: E402
 from testkit.servers import REPO, RedisServer, WorkerProcess, free_port  # noqa: E402
 from testkit.sessions import launched  # noqa: E402
 from workers.sandbox import make_sandbox  # noqa: E402
@@ -199,15 +199,14 @@ def main() -> None:
     only_runs = max(args.burst // 2, 40)
     redis = RedisServer(temp)
     redis.start()
-    settings = replace(
-        Settings.from_env(),
-        instance_dir=temp / "instance",
-        database_url=f"sqlite:///{temp / 'bench.db'}",
+    settings = settings_in(
+        temp,
+        "bench.db",
         redis_url=redis.url,
         sandbox=backend,
         submit_rate=1_000_000,
     )
-    env = {PREFIX + f.name.upper(): str(getattr(settings, f.name)) for f in fields(settings)}
+    env = Pipeline.env_of(settings)
     app = create_app({"SETTINGS": settings})
     store = app.extensions["store"]
     placed = place(store)

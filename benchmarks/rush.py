@@ -34,7 +34,7 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -53,7 +53,7 @@ from service.demo import DemoServer  # noqa: E402
 from service.settings import Settings  # noqa: E402
 from service.store.models import GradeSync, Submission, SubmissionStatus, SyncStatus, User  # noqa: E402
 from service.web import create_app  # noqa: E402
-from testkit.factories import SCALED  # noqa: E402
+from testkit.factories import SCALED, settings_in  # noqa: E402
 from testkit.lms import register, signed_in_headers  # noqa: E402
 from testkit.pipeline import SOLUTION, Pipeline, fastest_sandbox  # noqa: E402
 from testkit.servers import REPO, RedisServer, WorkerProcess, free_port  # noqa: E402
@@ -259,10 +259,9 @@ def measure(
     port = free_port()
     tool_url = f"http://127.0.0.1:{port}"
     demo = DemoServer(tmp / "demo", tool_url=tool_url, learners=count)
-    settings = replace(
-        Settings.from_env(),
-        instance_dir=tmp / "instance",
-        database_url=f"sqlite:///{tmp / 'rush.db'}",
+    settings = settings_in(
+        tmp,
+        "rush.db",
         redis_url=redis.url,
         base_url=tool_url,
         outbound_allow=urlsplit(demo.url).netloc,

@@ -8,7 +8,7 @@ test client makes the HTTP requests, or gunicorn serves it for the benchmark); w
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ from core.runs import RunRequest
 from service.settings import PREFIX, Settings
 from service.store.models import GradeSync, Submission, SubmissionStatus, SyncStatus
 from service.web import create_app
-from testkit.factories import SCALED, Placed, add_student, place
+from testkit.factories import SCALED, Placed, add_student, place, settings_in
 from testkit.servers import REPO, RedisServer, WorkerProcess
 from testkit.sessions import sign_in
 from testkit.waits import until
@@ -65,7 +65,6 @@ class Pipeline:
 
     def __init__(self, tmp_path: Path, redis: RedisServer, database_url: str, **changes: Any):
         defaults: dict[str, Any] = {
-            "instance_dir": tmp_path / "instance",
             "database_url": database_url,
             "redis_url": redis.url,
             "submit_rate": 1_000_000,
@@ -73,7 +72,7 @@ class Pipeline:
             "queued_deadline_s": 3,
             "sweep_interval_s": 1,
         }
-        self.settings = replace(Settings.from_env(), **{**defaults, **changes})
+        self.settings = settings_in(tmp_path, **{**defaults, **changes})
         self.tmp_path = tmp_path
         self.redis = redis
         self.app = create_app({"TESTING": True, "SETTINGS": self.settings})

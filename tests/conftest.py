@@ -1,7 +1,6 @@
 import os
 import shutil
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -127,12 +126,7 @@ def store(database_url: str) -> Iterator[Store]:
 @pytest.fixture
 def settings(tmp_path: Path, database_url: str) -> Settings:
     """Settings for one test: its own instance dir and database; Redis refuses connections."""
-    return replace(
-        Settings.from_env(),
-        instance_dir=tmp_path / "instance",
-        database_url=database_url,
-        redis_url="redis://127.0.0.1:9/0",
-    )
+    return factories.settings_in(tmp_path, database_url=database_url)
 
 
 @pytest.fixture
