@@ -42,7 +42,10 @@ from core.runs import RunStatus  # noqa: E402
 from core.verdicts import grade_source  # noqa: E402
 from service.settings import Settings  # noqa: E402
 from service.store.models import Submission, SubmissionStatus, User  # noqa: E402
-from service.web import create_app  # noqa: E402
+from service.web import (
+    create_app,  # noqa: E402
+    extensions,
+)
 from testkit.factories import SCALED, place, settings_in  # noqa: E402
 from testkit.pipeline import SOLUTION, Pipeline, fastest_sandbox  # noqa: E402
 from testkit.servers import REPO, RedisServer, WorkerProcess, free_port  # noqa: E402
@@ -117,7 +120,7 @@ class Client:
 
 def wait_graded(app: object, ids: list[int], timeout: float) -> dict[int, tuple[float, int]]:
     """Wait for the submissions' grades; return {id: (graded at, gradings)} of those graded."""
-    store = app.extensions["store"]  # type: ignore[attr-defined]
+    store = extensions.store(app)  # type: ignore[attr-defined]
     deadline = time.monotonic() + timeout
     wanted = set(ids)
     in_range = Submission.id.between(min(ids), max(ids))
@@ -208,7 +211,7 @@ def main() -> None:
     )
     env = Pipeline.env_of(settings)
     app = create_app({"SETTINGS": settings})
-    store = app.extensions["store"]
+    store = extensions.store(app)
     placed = place(store)
     signer = app.session_interface.get_signing_serializer(app)  # type: ignore[attr-defined]
     cookies = []

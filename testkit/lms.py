@@ -120,7 +120,7 @@ def lms_with_a_worker(
     found, tool_server = make_lms(
         tmp_path, settings_changes=settings_changes, **(lms_options or {})
     )
-    env = Pipeline.env_of(found.app.config["SETTINGS"])
+    env = Pipeline.env_of(extensions.settings(found.app))
     worker = WorkerProcess(env, tmp_path / "worker.log", queues=queues)
     worker.start(concurrency=pool)
     found.worker = worker

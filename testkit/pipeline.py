@@ -7,6 +7,7 @@ test client makes the HTTP requests, or gunicorn serves it for the benchmark); w
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -17,7 +18,7 @@ from sqlalchemy import func, select
 from core.runs import RunRequest
 from service.settings import PREFIX, Settings
 from service.store.models import GradeSync, Submission, SubmissionStatus, SyncStatus
-from service.web import create_app
+from service.web import create_app, extensions
 from testkit.factories import SCALED, Placed, add_student, place, settings_in
 from testkit.servers import REPO, RedisServer, WorkerProcess
 from testkit.sessions import sign_in
@@ -60,6 +61,16 @@ class Counts:
         )
 
 
+def add_sync_pool(parser: argparse.ArgumentParser) -> None:
+    """Add a benchmark's --sync-pool option: the sync worker's pool, as the settings have it."""
+    parser.add_argument(
+        "--sync-pool",
+        type=int,
+        default=Settings.from_env().sync_concurrency,
+        help="the sync worker's pool (0: no sync worker, one worker on both queues)",
+    )
+
+
 class Pipeline:
     """A private redis-server, a database, an app and any number of workers."""
 
@@ -76,7 +87,7 @@ class Pipeline:
         self.tmp_path = tmp_path
         self.redis = redis
         self.app = create_app({"TESTING": True, "SETTINGS": self.settings})
-        self.store = self.app.extensions["store"]
+        self.store = extensions.store(self.app)
         self.client = self.app.test_client()
         self.workers: list[WorkerProcess] = []
         self.placed: Placed = place(self.store)

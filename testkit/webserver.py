@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from service.settings import PREFIX
+from service.web import extensions
 from testkit.factories import add_student, place, settings_in, submission
 from testkit.servers import REPO, free_port, kill_session
 from testkit.sessions import session_token
@@ -47,7 +48,7 @@ def seed(directory: Path, students: int) -> tuple[dict[str, str], list[Student]]
 
     settings = settings_in(directory, "web.db")
     app = create_app({"TESTING": True, "SETTINGS": settings})
-    store = app.extensions["store"]
+    store = extensions.store(app)
     placed = place(store)
     found = []
     for n in range(students):

@@ -9,6 +9,7 @@ from core.lessons import Catalog, load_catalog
 from service.settings import Settings
 from service.store import Store
 from service.store.migrate import upgrade
+from service.web import extensions
 from testkit import factories
 from testkit.servers import PostgresCluster, RedisServer
 from tests.workers.sandbox.leftovers import bwrap_leftovers, settled
@@ -143,7 +144,7 @@ def app(settings: Settings, celery_app):
 
     app = create_app({"TESTING": True, "SETTINGS": settings}, celery_app=celery_app)
     yield app
-    app.extensions["store"].dispose()
+    extensions.store(app).dispose()
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ from service.queue import TaskName
 from service.store import submissions
 from service.store.models import GradeSync, QuestionAnswer, Submission, utcnow
 from service.web import extensions
+from testkit.apps import swap
 from testkit.celery import FakeCelery, Sent
 from testkit.factories import add_student, place
 from testkit.sessions import sign_in
@@ -233,7 +234,7 @@ def test_late_work_is_taken_and_marked_when_the_policy_allows(client, store, sen
 
 
 def test_rate_limit_answers_429_with_retry_after(app, client, student, sent):
-    app.config["SETTINGS"] = replace(app.config["SETTINGS"], submit_rate=3, submit_window_s=60)
+    swap(app, settings=replace(extensions.settings(app), submit_rate=3, submit_window_s=60))
     for _ in range(3):
         assert submit(client, student.placement_id).status_code == 202
     response = submit(client, student.placement_id)
@@ -244,7 +245,7 @@ def test_rate_limit_answers_429_with_retry_after(app, client, student, sent):
 
 
 def test_the_rate_limit_is_per_student(app, client, store, student, sent):
-    app.config["SETTINGS"] = replace(app.config["SETTINGS"], submit_rate=1)
+    swap(app, settings=replace(extensions.settings(app), submit_rate=1))
     assert submit(client, student.placement_id).status_code == 202
     assert submit(client, student.placement_id).status_code == 429
     other = add_student(store, student, "student-2")
@@ -284,7 +285,7 @@ def test_live_stream_follows_the_submission_until_graded(client, student, sent, 
 
 
 def test_live_stream_ends_after_its_maximum(app, client, student, sent):
-    app.config["SETTINGS"] = replace(app.config["SETTINGS"], stream_max_s=1)
+    swap(app, settings=replace(extensions.settings(app), stream_max_s=1))
     body = submit(client, student.placement_id).get_json()
     started = time.monotonic()
     events = read_events(client.get(body["events"], buffered=False))
