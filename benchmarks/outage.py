@@ -28,9 +28,9 @@ import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from service.settings import Settings  # noqa: E402
+from service.web import extensions
 from testkit.lms import answer, landed, make_lms, signed_in_headers  # noqa: E402
-from testkit.pipeline import Pipeline  # noqa: E402
+from testkit.pipeline import Pipeline, add_sync_pool  # noqa: E402
 from testkit.servers import RedisServer, WorkerProcess  # noqa: E402
 from testkit.waits import until  # noqa: E402
 
@@ -42,12 +42,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--grades", type=int, default=200)
     parser.add_argument("--outage-s", type=float, default=30.0)
-    parser.add_argument(
-        "--sync-pool",
-        type=int,
-        default=Settings.from_env().sync_concurrency,
-        help="the sync worker's pool (0: no sync worker, one worker on both queues)",
-    )
+    add_sync_pool(parser)
     parser.add_argument("--json", action="store_true", help="end with one JSON line")
     args = parser.parse_args()
 
@@ -69,7 +64,7 @@ def measure(tmp: Path, grades: int, outage_s: float, sync_pool: int = 4) -> dict
     redis = RedisServer(tmp)
     redis.start()
     lms, tool_server = make_lms(tmp, settings_changes={"redis_url": redis.url})
-    env = Pipeline.env_of(lms.app.config["SETTINGS"])
+    env = Pipeline.env_of(extensions.settings(lms.app))
     worker = WorkerProcess(env, tmp / "worker.log", queues="grade" if sync_pool else "grade,sync")
     syncs = WorkerProcess(env, tmp / "sync-worker.log", queues="sync")
     browser = requests.Session()

@@ -30,7 +30,7 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -40,12 +40,16 @@ from sqlalchemy import func, select  # noqa: E402
 from core.lessons import load_lesson  # noqa: E402
 from core.runs import RunStatus  # noqa: E402
 from core.verdicts import grade_source  # noqa: E402
-from service.settings import PREFIX, Settings  # noqa: E402
+from service.settings import Settings  # noqa: E402
 from service.store.models import Submission, SubmissionStatus, User  # noqa: E402
-from service.web import create_app  # noqa: E402
-from testkit.factories import SCALED, place  # noqa: E402
-from testkit.pipeline import SOLUTION, fastest_sandbox  # noqa: E402
+from service.web import (
+    create_app,  # noqa: E402
+    extensions,
+)
+from testkit.factories import SCALED, place, settings_in  # noqa: E402
+from testkit.pipeline import SOLUTION, Pipeline, fastest_sandbox  # noqa: E402
 from testkit.servers import REPO, RedisServer, WorkerProcess, free_port  # noqa: E402
+from testkit.sessions import launched  # noqa: E402
 from workers.sandbox import make_sandbox  # noqa: E402
 
 CORES = os.cpu_count() or 1
@@ -116,7 +120,7 @@ class Client:
 
 def wait_graded(app: object, ids: list[int], timeout: float) -> dict[int, tuple[float, int]]:
     """Wait for the submissions' grades; return {id: (graded at, gradings)} of those graded."""
-    store = app.extensions["store"]  # type: ignore[attr-defined]
+    store = extensions.store(app)  # type: ignore[attr-defined]
     deadline = time.monotonic() + timeout
     wanted = set(ids)
     in_range = Submission.id.between(min(ids), max(ids))
@@ -198,17 +202,16 @@ def main() -> None:
     only_runs = max(args.burst // 2, 40)
     redis = RedisServer(temp)
     redis.start()
-    settings = replace(
-        Settings.from_env(),
-        instance_dir=temp / "instance",
-        database_url=f"sqlite:///{temp / 'bench.db'}",
+    settings = settings_in(
+        temp,
+        "bench.db",
         redis_url=redis.url,
         sandbox=backend,
         submit_rate=1_000_000,
     )
-    env = {PREFIX + f.name.upper(): str(getattr(settings, f.name)) for f in fields(settings)}
+    env = Pipeline.env_of(settings)
     app = create_app({"SETTINGS": settings})
-    store = app.extensions["store"]
+    store = extensions.store(app)
     placed = place(store)
     signer = app.session_interface.get_signing_serializer(app)  # type: ignore[attr-defined]
     cookies = []
@@ -217,13 +220,8 @@ def main() -> None:
         users = [User(platform_id=placed.platform_id, sub=f"bench-{n}") for n in range(students)]
         session.add_all(users)
         session.flush()
-        launched_at = int(time.time())  # a session lives from its launch (service.web.auth)
-        for user in users:
-            session_data = {
-                "user_id": user.id,
-                "placement_ids": [placed.placement_id],
-                "launched_at": launched_at,
-            }
+        for user in users:  # the session each one's launch leaves (service.web.auth)
+            session_data = launched(app, user.id, [placed.placement_id])
             cookies.append(f"session={signer.dumps(session_data)}")
 
     port = free_port()

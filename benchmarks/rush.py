@@ -34,7 +34,7 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -52,10 +52,13 @@ from core.questions import ChoiceQuestion, MatchQuestion, Question  # noqa: E402
 from service.demo import DemoServer  # noqa: E402
 from service.settings import Settings  # noqa: E402
 from service.store.models import GradeSync, Submission, SubmissionStatus, SyncStatus, User  # noqa: E402
-from service.web import create_app  # noqa: E402
-from testkit.factories import SCALED  # noqa: E402
+from service.web import (
+    create_app,  # noqa: E402
+    extensions,
+)
+from testkit.factories import SCALED, settings_in  # noqa: E402
 from testkit.lms import register, signed_in_headers  # noqa: E402
-from testkit.pipeline import SOLUTION, Pipeline, fastest_sandbox  # noqa: E402
+from testkit.pipeline import SOLUTION, Pipeline, add_sync_pool, fastest_sandbox  # noqa: E402
 from testkit.servers import REPO, RedisServer, WorkerProcess, free_port  # noqa: E402
 from testkit.webserver import Stream, WebServer  # noqa: E402
 
@@ -219,12 +222,7 @@ def main() -> None:
     parser.add_argument("--students", type=int, default=300)
     parser.add_argument("--window-s", type=float, default=60.0, help="when they hand in")
     parser.add_argument("--concurrency", type=int, default=CORES, help="worker pool processes")
-    parser.add_argument(
-        "--sync-pool",
-        type=int,
-        default=Settings.from_env().sync_concurrency,
-        help="the sync worker's pool (0: no sync worker, one worker on both queues)",
-    )
+    add_sync_pool(parser)
     parser.add_argument("--json", action="store_true", help="end with one JSON line")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="codeblanks-rush-") as tmp:
@@ -259,10 +257,9 @@ def measure(
     port = free_port()
     tool_url = f"http://127.0.0.1:{port}"
     demo = DemoServer(tmp / "demo", tool_url=tool_url, learners=count)
-    settings = replace(
-        Settings.from_env(),
-        instance_dir=tmp / "instance",
-        database_url=f"sqlite:///{tmp / 'rush.db'}",
+    settings = settings_in(
+        tmp,
+        "rush.db",
         redis_url=redis.url,
         base_url=tool_url,
         outbound_allow=urlsplit(demo.url).netloc,
@@ -304,7 +301,7 @@ def measure(
         worker.stop()
         web.stop()
         demo.stop()
-        app.extensions["store"].dispose()
+        extensions.store(app).dispose()
         redis.stop()
     return summary(students, rows, scores, landed, endless_done) | {
         "students": count,
@@ -321,7 +318,7 @@ def measure(
 
 def settle(app: Any, deadline: float) -> dict[str, float | None]:
     """Wait until no grade sync is pending; return each student's last score sent, by sub."""
-    store = app.extensions["store"]
+    store = extensions.store(app)
     pending = select(GradeSync.id).where(GradeSync.status == SyncStatus.PENDING).limit(1)
     while time.time() < deadline:
         with store.session() as session:
@@ -362,7 +359,7 @@ def gradebook(
 
 def graded(app: Any, ids: list[int]) -> dict[int, tuple[str, int]]:
     """Return each submission's status and how many times it was graded."""
-    with app.extensions["store"].session() as session:
+    with extensions.store(app).session() as session:
         rows = session.execute(
             select(Submission.id, Submission.status, Submission.gradings).where(
                 Submission.id.in_(ids)

@@ -2,16 +2,32 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from service.queue import Queue
+from service.settings import Settings
 from service.store import submissions
 from service.store.database import Store
 from service.store.models import Course, Placement, Platform, User, utcnow
 
 SCALED = "expert/scaled-dot-product"
 SEED = "expert/what-is-attention"  # one output, no cases: a fake that prints it passes
+
+
+def settings_in(directory: Path, database: str = "codeblanks.db", **changes: Any) -> Settings:
+    """Return this host's settings with the instance and a SQLite store in `directory` and a
+    Redis that refuses connections (nothing is graded), then `changes` over them."""
+    return replace(
+        Settings.from_env(),
+        **{
+            "instance_dir": directory / "instance",
+            "database_url": f"sqlite:///{directory / database}",
+            "redis_url": "redis://127.0.0.1:9/0",
+            **changes,
+        },
+    )
 
 
 @dataclass(frozen=True)

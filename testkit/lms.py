@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -19,11 +19,11 @@ from service.demo.platform import DemoPlatform
 from service.demo.server import BackgroundServer, DemoServer
 from service.lti import registration
 from service.lti.tool import LtiContext
-from service.settings import Settings
 from service.store.database import Store
 from service.store.models import Course, Membership, Placement, User
 from service.web import create_app, extensions
 from testkit.celery import FakeCelery
+from testkit.factories import settings_in
 from testkit.pipeline import Pipeline
 from testkit.servers import RedisServer, WorkerProcess
 
@@ -89,14 +89,11 @@ def make_lms(
     tool_server = BackgroundServer(host=tool_host)
     demo = DemoServer(tmp_path / "demo", tool_url=tool_server.url, **demo_config)
     tool_settings = {
-        "instance_dir": tmp_path / "instance",
-        "database_url": f"sqlite:///{tmp_path / 'tool.db'}",
-        "redis_url": "redis://127.0.0.1:9/0",
         "base_url": tool_server.url,
         # the demo LMS on loopback, and nothing more
         "outbound_allow": ",".join(filter(None, [urlsplit(demo.url).netloc, allow])),
     }
-    settings = replace(Settings.from_env(), **{**tool_settings, **(settings_changes or {})})
+    settings = settings_in(tmp_path, "tool.db", **{**tool_settings, **(settings_changes or {})})
     celery_app = FakeCelery(settings) if fake_celery else None
     app = create_app({"TESTING": True, "SETTINGS": settings}, celery_app=celery_app)
     tool_server.mount(app)
@@ -123,7 +120,7 @@ def lms_with_a_worker(
     found, tool_server = make_lms(
         tmp_path, settings_changes=settings_changes, **(lms_options or {})
     )
-    env = Pipeline.env_of(found.app.config["SETTINGS"])
+    env = Pipeline.env_of(extensions.settings(found.app))
     worker = WorkerProcess(env, tmp_path / "worker.log", queues=queues)
     worker.start(concurrency=pool)
     found.worker = worker

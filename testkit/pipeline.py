@@ -7,8 +7,9 @@ test client makes the HTTP requests, or gunicorn serves it for the benchmark); w
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Iterable
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +18,8 @@ from sqlalchemy import func, select
 from core.runs import RunRequest
 from service.settings import PREFIX, Settings
 from service.store.models import GradeSync, Submission, SubmissionStatus, SyncStatus
-from service.web import create_app
-from testkit.factories import SCALED, Placed, add_student, place
+from service.web import create_app, extensions
+from testkit.factories import SCALED, Placed, add_student, place, settings_in
 from testkit.servers import REPO, RedisServer, WorkerProcess
 from testkit.sessions import sign_in
 from testkit.waits import until
@@ -60,12 +61,21 @@ class Counts:
         )
 
 
+def add_sync_pool(parser: argparse.ArgumentParser) -> None:
+    """Add a benchmark's --sync-pool option: the sync worker's pool, as the settings have it."""
+    parser.add_argument(
+        "--sync-pool",
+        type=int,
+        default=Settings.from_env().sync_concurrency,
+        help="the sync worker's pool (0: no sync worker, one worker on both queues)",
+    )
+
+
 class Pipeline:
     """A private redis-server, a database, an app and any number of workers."""
 
     def __init__(self, tmp_path: Path, redis: RedisServer, database_url: str, **changes: Any):
         defaults: dict[str, Any] = {
-            "instance_dir": tmp_path / "instance",
             "database_url": database_url,
             "redis_url": redis.url,
             "submit_rate": 1_000_000,
@@ -73,11 +83,11 @@ class Pipeline:
             "queued_deadline_s": 3,
             "sweep_interval_s": 1,
         }
-        self.settings = replace(Settings.from_env(), **{**defaults, **changes})
+        self.settings = settings_in(tmp_path, **{**defaults, **changes})
         self.tmp_path = tmp_path
         self.redis = redis
         self.app = create_app({"TESTING": True, "SETTINGS": self.settings})
-        self.store = self.app.extensions["store"]
+        self.store = extensions.store(self.app)
         self.client = self.app.test_client()
         self.workers: list[WorkerProcess] = []
         self.placed: Placed = place(self.store)

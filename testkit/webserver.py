@@ -14,11 +14,12 @@ import subprocess
 import sys
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from service.settings import PREFIX, Settings
-from testkit.factories import add_student, place, submission
+from service.settings import PREFIX
+from service.web import extensions
+from testkit.factories import add_student, place, settings_in, submission
 from testkit.servers import REPO, free_port, kill_session
 from testkit.sessions import session_token
 
@@ -45,14 +46,9 @@ def seed(directory: Path, students: int) -> tuple[dict[str, str], list[Student]]
     """
     from service.web import create_app
 
-    settings = replace(
-        Settings.from_env(),
-        instance_dir=directory / "instance",
-        database_url=f"sqlite:///{directory / 'web.db'}",
-        redis_url="redis://127.0.0.1:9/0",
-    )
+    settings = settings_in(directory, "web.db")
     app = create_app({"TESTING": True, "SETTINGS": settings})
-    store = app.extensions["store"]
+    store = extensions.store(app)
     placed = place(store)
     found = []
     for n in range(students):

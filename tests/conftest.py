@@ -1,13 +1,15 @@
 import os
 import shutil
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from core.lessons import Catalog, load_catalog
 from service.settings import Settings
+from service.store import Store
+from service.store.migrate import upgrade
+from service.web import extensions
 from testkit import factories
 from testkit.servers import PostgresCluster, RedisServer
 from tests.workers.sandbox.leftovers import bwrap_leftovers, settled
@@ -114,14 +116,18 @@ def database_url(tmp_path: Path) -> str:
 
 
 @pytest.fixture
+def store(database_url: str) -> Iterator[Store]:
+    """A migrated, empty store of its own (page tests take the app's: two_stores.store)."""
+    store = Store(database_url)
+    upgrade(store)
+    yield store
+    store.dispose()
+
+
+@pytest.fixture
 def settings(tmp_path: Path, database_url: str) -> Settings:
     """Settings for one test: its own instance dir and database; Redis refuses connections."""
-    return replace(
-        Settings.from_env(),
-        instance_dir=tmp_path / "instance",
-        database_url=database_url,
-        redis_url="redis://127.0.0.1:9/0",
-    )
+    return factories.settings_in(tmp_path, database_url=database_url)
 
 
 @pytest.fixture
@@ -138,7 +144,7 @@ def app(settings: Settings, celery_app):
 
     app = create_app({"TESTING": True, "SETTINGS": settings}, celery_app=celery_app)
     yield app
-    app.extensions["store"].dispose()
+    extensions.store(app).dispose()
 
 
 @pytest.fixture

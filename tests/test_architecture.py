@@ -42,6 +42,7 @@ def _parsed(folder: str) -> dict[str, ast.Module]:
 
 
 SOURCES = {path: tree for package in PACKAGES for path, tree in _parsed(package).items()}
+SUPPORT = ("tests", "testkit", "benchmarks")  # what checks the product, and measures it
 
 
 def _imports(tree: ast.Module) -> list[tuple[str, list[str], int]]:
@@ -288,13 +289,19 @@ def test_what_follows_an_action_is_returned_and_sent_in_one_place():
     assert wrong == []
 
 
+# where the app's resources are attached and read (the accessors), and where a test swaps one
+RESOURCE_KEEPERS = {"service/web/extensions.py", "testkit/apps.py"}
+
+
 def test_web_code_reaches_the_apps_resources_through_the_accessors():
     """What the app factory attached (settings, store, catalog, Celery app, LTI, streams) is
-    read from `app.extensions` and `app.config["SETTINGS"]` in service/web/extensions.py only:
-    one accessor per resource, typed, instead of a raw key in each caller."""
+    read from `app.extensions` and `extensions.settings(app)` in service/web/extensions.py only:
+    one accessor per resource, typed, instead of a raw key in each caller; the tests, their
+    kit and the benchmarks too (a test that changes one swaps it with testkit.apps.swap)."""
     wrong = []
-    for path, tree in SOURCES.items():
-        if path == "service/web/extensions.py" or path.startswith(OTHER_PROGRAMS):
+    everything = {**SOURCES, **{p: t for f in SUPPORT for p, t in _parsed(f).items()}}
+    for path, tree in everything.items():
+        if path in RESOURCE_KEEPERS or path.startswith(OTHER_PROGRAMS):
             continue
         for node in ast.walk(tree):
             if isinstance(node, ast.Attribute) and node.attr == "extensions":

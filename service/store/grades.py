@@ -51,13 +51,21 @@ _NEW_SYNC = insert(GradeSync).values(
     updated_at=bindparam("now"),
     next_attempt_at=bindparam("now"),
 )
-_SKIP_PENDING = (
-    update(GradeSync)
-    .where(
+
+
+def _pair_in(status: SyncStatus) -> tuple[Any, ...]:
+    """Return the conditions that pick the pair's sync rows in `status`."""
+    return (
         GradeSync.placement_id == bindparam("placement"),
         GradeSync.user_id == bindparam("user"),
-        GradeSync.status == SyncStatus.PENDING,
+        GradeSync.status == status,
     )
+
+
+_PAIR_PENDING = _pair_in(SyncStatus.PENDING)
+_SKIP_PENDING = (
+    update(GradeSync)
+    .where(*_PAIR_PENDING)
     .values(
         status=SyncStatus.SKIPPED,
         attempts=GradeSync.attempts + 1,
@@ -67,11 +75,6 @@ _SKIP_PENDING = (
         score_maximum=bindparam("maximum"),
         last_error=NO_LINE_ITEM,
     )
-)
-_PAIR_PENDING = (
-    GradeSync.placement_id == bindparam("placement"),
-    GradeSync.user_id == bindparam("user"),
-    GradeSync.status == SyncStatus.PENDING,
 )
 _HOLD_PAIR = (
     update(GradeSync)
@@ -89,15 +92,7 @@ _SKIP_PAIR = (
         last_error=bindparam("reason"),
     )
 )
-_HELD_PAIR = (
-    select(GradeSync.id)
-    .where(
-        GradeSync.placement_id == bindparam("placement"),
-        GradeSync.user_id == bindparam("user"),
-        GradeSync.status == SyncStatus.HELD,
-    )
-    .limit(1)
-)
+_HELD_PAIR = select(GradeSync.id).where(*_pair_in(SyncStatus.HELD)).limit(1)
 # the late penalty, and whether a regraded score of the pair waits for review, in one go
 _PENALTY = select(Placement.late_penalty, _HELD_PAIR.exists()).where(
     Placement.id == bindparam("placement")

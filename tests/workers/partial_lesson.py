@@ -22,6 +22,7 @@ from core.runs import RunOutcome, RunRequest, RunResult
 from service.demo.server import BackgroundServer
 from service.queue import TaskName
 from service.store.database import Store
+from testkit.apps import swap
 from testkit.celery import Sent
 from testkit.lms import Lms, make_lms, signed_in_headers
 from tests.conftest import SEED
@@ -179,7 +180,7 @@ class Course:
     def change_cases(self, cases: str) -> None:
         """Rewrite the exercise's cases and load the catalog again, as a restart would."""
         catalog = load_catalog(write_lessons(self.root, cases))
-        self.lms.app.extensions["catalog"] = catalog
+        swap(self.lms.app, catalog=catalog)
         self.lms.lti.catalog = catalog
         self.context.catalog = catalog
 

@@ -16,6 +16,7 @@ from sqlalchemy import select
 
 from service.settings import Settings
 from service.store.models import Submission, utcnow
+from service.web import extensions
 from testkit import slowness
 from testkit.pipeline import SOLUTION, Pipeline, fastest_sandbox
 from testkit.servers import PostgresCluster
@@ -223,7 +224,7 @@ def test_bulk_regrades_never_delay_a_students_run(pipeline, report):
         ids.append(pipeline.submit())
     assert pipeline.wait_until(ids, "graded", timeout=60)
     gradings = regrade(pipeline.store, pipeline.placed.placement_id)
-    assert send(pipeline.app.extensions["celery"], gradings) == 20
+    assert send(extensions.celery_app(pipeline.app), gradings) == 20
     started = time.monotonic()
     pipeline.student()
     urgent = pipeline.submit()

@@ -9,21 +9,11 @@ from sqlalchemy import select
 from core.errors import GraderError
 from core.runs import RunOutcome, RunResult, RunStatus
 from service.store import submissions
-from service.store.database import Store
-from service.store.migrate import upgrade
 from service.store.models import GradeSync, Submission, SubmissionStatus, SyncStatus, utcnow
 from service.store.submissions import After, Next
 from testkit.factories import SEED, place, submission
 from workers.grading import Outcome, grade_stored
 from workers.sandbox.fake import FakeSandbox
-
-
-@pytest.fixture
-def store(database_url):
-    store = Store(database_url)
-    upgrade(store)
-    yield store
-    store.dispose()
 
 
 @pytest.fixture

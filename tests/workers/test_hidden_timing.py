@@ -22,6 +22,7 @@ import requests
 from sqlalchemy import select
 
 from service.store.models import Submission
+from service.web import extensions
 from service.web.rendering import duration_ms
 from testkit.lms import make_lms, signed_in_headers
 from testkit.pipeline import Pipeline
@@ -93,7 +94,7 @@ class Tool:
             "submit_rate": 1_000_000,
         }
         self.lms, self.server = make_lms(tmp_path, settings_changes=changes)
-        env = Pipeline.env_of(self.lms.app.config["SETTINGS"])
+        env = Pipeline.env_of(extensions.settings(self.lms.app))
         self.worker = WorkerProcess(env, tmp_path / "worker.log")
         self.browsers: list[requests.Session] = []
 

@@ -15,6 +15,7 @@ from sqlalchemy import select
 
 from service.queue import GradeMessage, send_grade
 from service.store.models import Submission, User
+from service.web import extensions
 from testkit.factories import submission
 from testkit.lms import answer, landed, lms_with_a_worker, signed_in_headers
 from testkit.pipeline import SOLUTION, Pipeline
@@ -60,7 +61,7 @@ def test_a_grading_that_meets_a_database_outage_succeeds_on_its_retry(tmp_path, 
         )
         pipeline.store.dispose()
         cluster.stop()
-        assert send_grade(pipeline.app.extensions["celery"], GradeMessage(submission_id))
+        assert send_grade(extensions.celery_app(pipeline.app), GradeMessage(submission_id))
         wait_for(lambda: retried(worker.log, "codeblanks.grade_submission"), "a retry", 60)
         down_for = time.monotonic()
         cluster.start()

@@ -8,8 +8,6 @@ from core.errors import GraderError
 from core.lesson_scores import LessonScore
 from core.platforms import PlatformAway, Posted, ScorePost, ScoreRefused
 from service.store import grades, outages
-from service.store.database import Store
-from service.store.migrate import upgrade
 from service.store.models import Grade, GradeSync, QuestionAnswer, SyncStatus, utcnow
 from testkit.factories import add_student, place, submission
 from workers.sweep import PROBE_LATE
@@ -30,14 +28,6 @@ class FakePoster:
         if len(self.posts) <= self.failures:
             raise GraderError("the LMS answered 503")
         return Posted('{"status": 200}', score_post.line_item_url)
-
-
-@pytest.fixture
-def store(database_url):
-    store = Store(database_url)
-    upgrade(store)
-    yield store
-    store.dispose()
 
 
 def answered(store, line_item=LINE_ITEM):

@@ -12,28 +12,20 @@ from service.queue.broker import celery_config
 from service.store import grades
 from service.store.models import Grade, GradeSync, Submission, utcnow
 from service.web import extensions
-from testkit.celery import FakeCelery, Sent
+from testkit.celery import Sent
 from testkit.factories import SEED, place, submission
+from tests.service import sessions
 from tests.workers.contexts import attach_worker
 from workers.sandbox.fake import FakeSandbox
 from workers.sweep import sweep
 
-
-@pytest.fixture
-def celery_app(settings):
-    """The app's Celery app, whose tasks run here and whose sends are recorded."""
-    return FakeCelery(settings)
+celery_app, sent = sessions.celery_app, sessions.sent  # its tasks run here, every send recorded
 
 
 @pytest.fixture
 def worker(app):
     """The worker context the tasks read, over the app's store and catalog."""
     return attach_worker(app)
-
-
-@pytest.fixture
-def sent(celery_app):
-    return celery_app.sent
 
 
 @pytest.fixture

@@ -36,10 +36,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.errors import GraderError
-from core.runs import Limits, RunOutcome, RunRequest, RunResult
+from core.runs import Limits, RunRequest, RunResult
 from workers.sandbox import cgroups, memfd, scratch
 from workers.sandbox.capture import capture
-from workers.sandbox.outcomes import Ending, classify
+from workers.sandbox.outcomes import ended
 from workers.sandbox.runtime import PYTHON, Runtime
 from workers.sandbox.zygote import seccomp
 
@@ -300,36 +300,18 @@ class BwrapSandbox:
         with os.fdopen(os.dup(launcher.info), "rb") as info:
             started_ok = bool(info.read())
         usage = group.usage()
-        stdout = bytes(out.stdout[: limits.output_kb * 1024])
-        stderr = bytes(out.stderr[: limits.output_kb * 1024])
         if not started_ok and not out.timed_out:  # so no code of the run's ever ran
+            stderr = bytes(out.stderr[: limits.output_kb * 1024])
             raise _LauncherGone(stderr.decode(errors="replace").strip()[:500] or f"status {code}")
-
-        def result(outcome: RunOutcome, reason: str = "") -> RunResult:
-            exit_code = None if outcome is not RunOutcome.EXITED else code
-            sig = _signal_of(code)
-            return RunResult(
-                outcome,
-                stdout,
-                stderr,
-                exit_code,
-                sig,
-                duration_ms,
-                reason,
-                cpu_ms=int(usage.cpu_s * 1000),
-                peak_memory_kb=usage.peak_bytes // 1024,
-            )
-
-        ending = Ending(
-            over_output=out.over_budget,
-            oom_killed=usage.oom_killed,
-            timed_out=out.timed_out,
-            cpu_s=usage.cpu_s,
-            exit_code=code,
+        return ended(
+            limits,
+            out,
+            code=code,
             signal=_signal_of(code),
-            stderr=stderr,
+            duration_ms=duration_ms,
+            oom_killed=usage.oom_killed,
+            usage=usage,
         )
-        return result(classify(ending, limits))
 
     def _args(self, space: scratch.Scratch, launcher: _Launcher) -> list[str]:
         """Return bwrap's options, which it reads from the control pipe (the command follows)."""

@@ -39,10 +39,10 @@ from pathlib import Path, PurePosixPath
 from typing import IO
 
 from core.errors import GraderError
-from core.runs import RunOutcome, RunRequest, RunResult
+from core.runs import RunRequest, RunResult
 from workers.sandbox import cgroups, docker_entry, memfd, slices
 from workers.sandbox.capture import capture
-from workers.sandbox.outcomes import Ending, classify
+from workers.sandbox.outcomes import ended
 from workers.sandbox.zygote import seccomp
 
 DEFAULT_IMAGE = "codeblanks-runner:latest"
@@ -228,25 +228,14 @@ class DockerSandbox:
             self._stop(name, proc)
         duration_ms = int((time.monotonic() - started) * 1000)
         oom_killed, code = self._state(name)
-        stdout, stderr = bytes(out.stdout[:budget]), bytes(out.stderr[:budget])
-
         signalled = code - 128 if code > 128 else None  # tini reports a signal as 128 + number
-        ending = Ending(
-            over_output=out.over_budget,
-            oom_killed=oom_killed,
-            timed_out=out.timed_out,
-            exit_code=code,
+        return ended(
+            limits,
+            out,
+            code=code,
             signal=signalled,
-            stderr=stderr,
-        )
-        outcome = classify(ending, limits)
-        return RunResult(
-            outcome,
-            stdout,
-            stderr,
-            code if outcome is RunOutcome.EXITED else None,
-            signalled,
-            duration_ms,
+            duration_ms=duration_ms,
+            oom_killed=oom_killed,
         )
 
     def _stop(self, name: str, proc: subprocess.Popen[bytes]) -> None:

@@ -11,7 +11,9 @@ from __future__ import annotations
 import signal
 from dataclasses import dataclass
 
-from core.runs import Limits, RunOutcome
+from core.runs import Limits, RunOutcome, RunResult
+from workers.sandbox.capture import Captured
+from workers.sandbox.cgroups import Usage
 
 
 @dataclass(frozen=True)
@@ -46,3 +48,41 @@ def memory_error(code: int, stderr: bytes) -> bool:
         return False
     tail = stderr.rstrip().rsplit(b"\n", 1)[-1]
     return tail.startswith(b"MemoryError") or b"numpy.core._exceptions._ArrayMemoryError" in tail
+
+
+def ended(
+    limits: Limits,
+    out: Captured,
+    *,
+    code: int | None,
+    signal: int | None,
+    duration_ms: int,
+    oom_killed: bool,
+    usage: Usage | None = None,
+) -> RunResult:
+    """Return a run's result: its output cut to the limit, how it ended decided by classify.
+
+    `usage` is the run's cgroup's (CPU time, peak memory), where the backend reads one.
+    """
+    budget = limits.output_kb * 1024
+    stdout, stderr = bytes(out.stdout[:budget]), bytes(out.stderr[:budget])
+    ending = Ending(
+        over_output=out.over_budget,
+        oom_killed=oom_killed,
+        timed_out=out.timed_out,
+        cpu_s=None if usage is None else usage.cpu_s,
+        exit_code=code,
+        signal=signal,
+        stderr=stderr,
+    )
+    outcome = classify(ending, limits)
+    return RunResult(
+        outcome,
+        stdout,
+        stderr,
+        exit_code=code if outcome is RunOutcome.EXITED else None,
+        signal=signal,
+        duration_ms=duration_ms,
+        cpu_ms=0 if usage is None else int(usage.cpu_s * 1000),
+        peak_memory_kb=0 if usage is None else usage.peak_bytes // 1024,
+    )

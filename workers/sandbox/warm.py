@@ -43,7 +43,7 @@ from core.errors import GraderError
 from core.runs import Limits, RunOutcome, RunRequest, RunResult, Sandbox
 from workers.sandbox import cgroups, scratch
 from workers.sandbox.armed import Execution, RunLost
-from workers.sandbox.outcomes import Ending, classify
+from workers.sandbox.outcomes import ended
 from workers.sandbox.runtime import Runtime
 from workers.sandbox.slot import (
     ARMED_AHEAD,
@@ -338,8 +338,6 @@ class WarmSandbox:
 def _result(limits: Limits, execution: Execution) -> tuple[RunResult, bool]:
     """Map a warm run to a result, as the bwrap backend does; say if its slot may serve again."""
     out, usage, status = execution.captured, execution.usage, execution.status
-    budget = limits.output_kb * 1024
-    stdout, stderr = bytes(out.stdout[:budget]), bytes(out.stderr[:budget])
     signalled: int | None = None
     code: int | None = None
     if status is not None:
@@ -348,35 +346,20 @@ def _result(limits: Limits, execution: Execution) -> tuple[RunResult, bool]:
             code = 128 + signalled
         else:
             code = os.waitstatus_to_exitcode(status)
-
-    def result(outcome: RunOutcome) -> RunResult:
-        exited = outcome is RunOutcome.EXITED
-        return RunResult(
-            outcome,
-            stdout,
-            stderr,
-            exit_code=code if exited else None,
-            signal=signalled,
-            duration_ms=execution.duration_ms,
-            cpu_ms=int(usage.cpu_s * 1000),
-            peak_memory_kb=usage.peak_bytes // 1024,
-        )
-
-    ending = Ending(
-        over_output=out.over_budget,
-        oom_killed=usage.oom_killed,
-        timed_out=out.timed_out,
-        cpu_s=usage.cpu_s,
-        exit_code=code,
+    result = ended(
+        limits,
+        out,
+        code=code,
         signal=signalled,
-        stderr=stderr,
+        duration_ms=execution.duration_ms,
+        oom_killed=usage.oom_killed,
+        usage=usage,
     )
-    outcome = classify(ending, limits)
-    if outcome is not RunOutcome.EXITED:
-        return result(outcome), False
+    if result.outcome is not RunOutcome.EXITED:
+        return result, False
     if code is None:  # its supervisor vanished, and no limit was reached: the grader's fault
         raise RunLost("the warm run ended without its supervisor's report")
-    return result(outcome), signalled is None
+    return result, signalled is None
 
 
 def _discard_all(keepers: list[_Keeper], stop: threading.Event) -> None:

@@ -12,6 +12,7 @@ from service.demo.server import BackgroundServer
 from service.dev.demo_mount import create_app, register_demo, register_within
 from service.lti import registration
 from service.store.models import RegistrationToken, utcnow
+from service.web import extensions
 
 
 @pytest.fixture
@@ -24,12 +25,12 @@ def demo(settings):
     server.start()
     yield demo_settings, app, server
     server.stop()
-    app.extensions["store"].dispose()
+    extensions.store(app).dispose()
 
 
 def test_demo_lms_is_registered_with_a_token_and_launches(demo):
     demo_settings, app, server = demo
-    store, catalog = app.extensions["store"], app.extensions["catalog"]
+    store, catalog = extensions.store(app), extensions.catalog(app)
     platform = platform_of(app)
     assert platform.links() == [] and registration.list_platforms(store) == []
     assert register_demo(demo_settings, store, catalog) is True
@@ -47,15 +48,15 @@ def test_demo_lms_is_registered_with_a_token_and_launches(demo):
         assert trace.launch.status_code == 302
         assert "/lessons/" in trace.launch.headers["Location"]
     again = create_app({"TESTING": True, "SETTINGS": demo_settings})  # a restart
-    assert register_demo(demo_settings, again.extensions["store"], catalog) is False
+    assert register_demo(demo_settings, extensions.store(again), catalog) is False
     assert len(platform_of(again).links()) == len(links)
     assert len(registration.list_platforms(store)) == 1
-    again.extensions["store"].dispose()
+    extensions.store(again).dispose()
 
 
 def test_registrations_started_together_register_the_demo_once(demo):
     demo_settings, app, _server = demo
-    store, catalog = app.extensions["store"], app.extensions["catalog"]
+    store, catalog = extensions.store(app), extensions.catalog(app)
     results, errors = [], []
 
     def start():
@@ -76,7 +77,7 @@ def test_registrations_started_together_register_the_demo_once(demo):
 
 def test_a_registration_left_without_its_links_is_finished_by_the_next_call(demo):
     demo_settings, app, _server = demo
-    store, catalog = app.extensions["store"], app.extensions["catalog"]
+    store, catalog = extensions.store(app), extensions.catalog(app)
     platform = platform_of(app)
     # Registered, then stopped before any link was made (a timeout, a restart).
     url = registration.registration_url(
@@ -96,7 +97,7 @@ def test_a_tool_that_is_not_ready_yet_is_registered_once_it_is(settings, capfd):
     server = BackgroundServer()  # answers 503 until the app is mounted
     demo_settings = replace(settings, demo=1, base_url=server.url)
     app = create_app({"TESTING": True, "SETTINGS": demo_settings})
-    store, catalog = app.extensions["store"], app.extensions["catalog"]
+    store, catalog = extensions.store(app), extensions.catalog(app)
     server.start()
     later = threading.Timer(1.5, server.mount, args=(app,))
     later.start()
@@ -117,9 +118,9 @@ def test_a_tool_that_never_answers_is_given_up_at_the_deadline(settings):
     try:
         with pytest.raises(requests.HTTPError):
             register_within(
-                demo_settings, app.extensions["store"], app.extensions["catalog"], deadline_s=2
+                demo_settings, extensions.store(app), extensions.catalog(app), deadline_s=2
             )
-        assert registration.list_platforms(app.extensions["store"]) == []
+        assert registration.list_platforms(extensions.store(app)) == []
     finally:
         server.stop()
-        app.extensions["store"].dispose()
+        extensions.store(app).dispose()

@@ -17,6 +17,7 @@ from service.demo.server import BackgroundServer
 from service.lti import registration
 from service.store import registration_tokens
 from service.store.models import Platform, RegistrationToken, utcnow
+from service.web import extensions
 from testkit.lms import make_lms
 from tests.service.lti.test_flows import SEED
 
@@ -251,7 +252,7 @@ def test_registration_urls_from_the_cli_and_the_admin_page(setup, tmp_path, monk
 
     from service.cli import main
 
-    settings = lms.app.config["SETTINGS"]
+    settings = extensions.settings(lms.app)
     monkeypatch.setenv("CODEBLANKS_INSTANCE_DIR", str(settings.instance_dir))
     monkeypatch.setenv("CODEBLANKS_DATABASE_URL", settings.database_url)
     monkeypatch.setenv("CODEBLANKS_BASE_URL", settings.base_url)

@@ -16,7 +16,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -28,7 +27,7 @@ from core.platforms import ScorePost
 from service.outbound import Client, Policy
 from service.settings import Settings
 from service.store.models import Platform
-from testkit.factories import place
+from testkit.factories import place, settings_in
 from workers.context import WorkerContext
 
 HOST = "never-answers.example.test"
@@ -116,10 +115,10 @@ def main(directory: Path) -> None:
     results: dict[str, Any] = {"get": timed(lambda: client.get(f"https://{HOST}/"))}
     results["crowd"] = crowd(Client(Policy(deadline_s=DEADLINE_S)))
 
-    settings = replace(
-        Settings.from_env(),
-        instance_dir=directory / "instance",
-        database_url=f"sqlite:///{directory / 'tool.db'}",
+    settings = settings_in(
+        directory,
+        "tool.db",
+        redis_url=Settings.from_env().redis_url,
         outbound_allow="",
         outbound_deadline_s=DEADLINE_S,
     )

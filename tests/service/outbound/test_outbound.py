@@ -23,6 +23,7 @@ from werkzeug.wrappers import Request, Response
 
 from service.outbound import Allowed, Client, OutboundError, Policy, Reason, check_url, loopback
 from service.outbound.addresses import kind
+from service.web import extensions
 from tests.service.outbound.raw_server import listen
 
 SECRET = "internal-service-answer-7f3a"
@@ -335,7 +336,7 @@ def test_https_never_redirects_down_to_http_off_loopback(tls, server, resolve, c
 
 
 def test_the_tools_client_follows_the_settings(app, server):
-    http = app.extensions["lti"].http
+    http = extensions.lti(app).http
     refusal(lambda: http.get(server.url))
     assert server.connections == 0
 

@@ -9,7 +9,7 @@ import redis
 
 from service.queue import GradeMessage, Order, Queue, TaskName, send_grade
 from service.queue.broker import list_keys
-from service.web import create_app
+from service.web import create_app, extensions
 
 
 def test_the_service_never_imports_task_bodies(tmp_path):
@@ -27,15 +27,15 @@ def test_the_service_never_imports_task_bodies(tmp_path):
 
 
 def test_enqueue_says_false_when_the_broker_is_unreachable(app):
-    assert send_grade(app.extensions["celery"], GradeMessage(1)) is False
+    assert send_grade(extensions.celery_app(app), GradeMessage(1)) is False
 
 
 @pytest.fixture
 def queues(settings, redis_server):
     """A Celery app on a real redis-server, and a client to read its lists."""
     app = create_app({"TESTING": True, "SETTINGS": replace(settings, redis_url=redis_server.url)})
-    yield app.extensions["celery"], redis.Redis.from_url(redis_server.url)
-    app.extensions["store"].dispose()
+    yield extensions.celery_app(app), redis.Redis.from_url(redis_server.url)
+    extensions.store(app).dispose()
 
 
 def _pushed(reader: redis.Redis, queue: str) -> list[dict]:

@@ -5,7 +5,7 @@ from dataclasses import replace
 import pytest
 
 from service.lti import registration
-from service.web import create_app
+from service.web import create_app, extensions
 
 GOOD = {
     "name": "Our Moodle",
@@ -26,7 +26,7 @@ def basic(password, user="admin"):
 def admin_app(settings):
     app = create_app({"TESTING": True, "SETTINGS": replace(settings, admin_password="s3cret")})
     yield app
-    app.extensions["store"].dispose()
+    extensions.store(app).dispose()
 
 
 def csrf_of(page):
@@ -50,7 +50,7 @@ def test_add_list_and_remove(admin_app):
     token = csrf_of(page.text)
     added = client.post("/admin/platforms", data={**GOOD, "csrf": token}, headers=basic("s3cret"))
     assert added.status_code == 303
-    [platform] = registration.list_platforms(admin_app.extensions["store"])
+    [platform] = registration.list_platforms(extensions.store(admin_app))
     assert platform.deployment_ids == ("1", "2") and platform.name == "Our Moodle"
     assert (
         "https://moodle.example.org" in client.get("/admin/platforms", headers=basic("s3cret")).text
@@ -65,14 +65,14 @@ def test_add_list_and_remove(admin_app):
         f"/admin/platforms/{platform.id}/remove", data={"csrf": token}, headers=basic("s3cret")
     )
     assert removed.status_code == 303
-    assert registration.list_platforms(admin_app.extensions["store"]) == []
+    assert registration.list_platforms(extensions.store(admin_app)) == []
 
 
 def test_forms_without_the_csrf_token_are_refused(admin_app):
     client = admin_app.test_client()
     refused = client.post("/admin/platforms", data=GOOD, headers=basic("s3cret"))
     assert refused.status_code == 400
-    assert registration.list_platforms(admin_app.extensions["store"]) == []
+    assert registration.list_platforms(extensions.store(admin_app)) == []
 
 
 def test_password_guessing_is_throttled_per_client_and_per_account(admin_app):
@@ -138,7 +138,7 @@ def test_adding_a_known_platform_never_replaces_its_urls_unasked(admin_app):
     changed = {**post, "key_set_url": "https://evil.example/jwks"}
     refused = client.post("/admin/platforms", data=changed, headers=basic("s3cret"))
     assert refused.status_code == 400 and "--replace" in refused.text
-    [kept] = registration.list_platforms(admin_app.extensions["store"])
+    [kept] = registration.list_platforms(extensions.store(admin_app))
     assert kept.key_set_url == GOOD["key_set_url"]
     # more deployments are no change of URLs
     more = {**post, "deployment_ids": "1, 2, 3"}
@@ -146,5 +146,5 @@ def test_adding_a_known_platform_never_replaces_its_urls_unasked(admin_app):
     replaced = {**changed, "replace": "on"}
     answer = client.post("/admin/platforms", data=replaced, headers=basic("s3cret"))
     assert answer.status_code == 303
-    [now] = registration.list_platforms(admin_app.extensions["store"])
+    [now] = registration.list_platforms(extensions.store(admin_app))
     assert now.key_set_url == "https://evil.example/jwks" and now.deployment_ids == ("1", "2", "3")

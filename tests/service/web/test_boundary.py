@@ -2,6 +2,8 @@
 
 import pytest
 
+from service.web import extensions
+from testkit.apps import swap
 from testkit.factories import place
 from testkit.sessions import sign_in
 from tests.service import sessions
@@ -13,7 +15,7 @@ celery_app = sessions.celery_app  # every send recorded, none made
 
 @pytest.fixture
 def student(app, client):
-    placed = place(app.extensions["store"], lesson_id=LESSON)
+    placed = place(extensions.store(app), lesson_id=LESSON)
     sign_in(client, placed.user_id, [placed.placement_id])
     return placed
 
@@ -80,7 +82,7 @@ def test_pages_answer_503_while_the_database_is_away(app, client, student, tmp_p
 
     # a database that cannot be reached: its directory is gone
     away = Store(f"sqlite:///{tmp_path / 'gone' / 'codeblanks.db'}")
-    app.extensions["store"] = away
+    swap(app, store=away)
     try:
         page = client.get(f"/lessons/{student.placement_id}")
         api = client.get("/api/submissions/1")

@@ -18,6 +18,7 @@ from core.sources import SourceRefused, check_source
 from service.store.database import Store
 from service.store.migrate import upgrade
 from service.store.models import Submission
+from service.web import extensions
 from service.web.feedback import case_detail_of, case_feedback_of, feedback_of, rendered
 from testkit.factories import SEED, place, submission
 from testkit.sessions import sign_in
@@ -134,11 +135,11 @@ def test_a_row_without_a_readable_message_shows_its_english(babel_app, graded, s
 
 def test_the_lesson_page_shows_the_verdict_in_the_launchs_language(app, client):
     """The product's own catalog (service/web/translations, compiled at set-up)."""
-    store = app.extensions["store"]
+    store = extensions.store(app)
     placed = place(store, SEED)
     sid = submission(store, placed.placement_id, placed.user_id, "print(1)", late=False)
     wrong = FakeSandbox(lambda request: RunResult(RunOutcome.EXITED, b"nope\n", exit_code=0))
-    grade_stored(store, app.extensions["catalog"], wrong, app.config["SETTINGS"], sid)
+    grade_stored(store, extensions.catalog(app), wrong, extensions.settings(app), sid)
     sign_in(client, placed.user_id, [placed.placement_id])
     url = f"/lessons/{placed.placement_id}"
     english = text_of(client.get(url).get_data(as_text=True))

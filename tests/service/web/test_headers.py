@@ -5,8 +5,10 @@ import re
 import pytest
 
 from service.lti.validation import ValidLaunch
+from service.web import extensions
 from service.web.auth import origin_of
 from service.web.lms.launch_pages import _lms_urls
+from testkit.apps import swap
 from testkit.factories import place
 from testkit.sessions import sign_in
 
@@ -48,7 +50,7 @@ def test_scripts_run_only_from_the_tool_or_with_the_pages_nonce(app, client):
 
 
 def test_a_teachers_page_is_framed_only_by_its_own_lms(app, client):
-    placed = place(app.extensions["store"], lesson_id=LESSON)
+    placed = place(extensions.store(app), lesson_id=LESSON)
     sign_in(client, placed.user_id, [placed.placement_id], teaches=[1])
     with client.session_transaction() as session:
         session["frame_origins"] = ["https://moodle.school.example"]
@@ -108,5 +110,5 @@ def test_hsts_over_https(app, client):
     from dataclasses import replace
 
     assert "Strict-Transport-Security" not in client.get("/").headers
-    app.config["SETTINGS"] = replace(app.config["SETTINGS"], base_url="https://tool.example")
+    swap(app, settings=replace(extensions.settings(app), base_url="https://tool.example"))
     assert re.match(r"max-age=\d+", client.get("/").headers["Strict-Transport-Security"])

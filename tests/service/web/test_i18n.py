@@ -18,7 +18,7 @@ import pytest
 from babel.messages.pofile import read_po
 from jinja2 import Environment
 
-from service.web import i18n
+from service.web import extensions, i18n
 from service.web.i18n import JS_WORDS
 from testkit.factories import SEED, add_student, place, submission
 from testkit.sessions import sign_in
@@ -189,7 +189,7 @@ def pseudo(fresh, settings, tmp_path, celery_app):
         celery_app=celery_app,
     )
     yield app
-    app.extensions["store"].dispose()
+    extensions.store(app).dispose()
 
 
 TR = {"Accept-Language": "tr-TR,tr;q=0.9"}
@@ -215,7 +215,7 @@ def pages_of_a_course(app):
     from service.store.models import Placement
 
     client = app.test_client()
-    store, catalog = app.extensions["store"], app.extensions["catalog"]
+    store, catalog = extensions.store(app), extensions.catalog(app)
     seed = place(store, lesson_id=SEED)
     teacher = add_student(store, seed, "teacher-1")
     with store.session() as session:
@@ -278,7 +278,7 @@ def words_of(client, url, **headers):
 
 @pytest.fixture
 def placed(app, client):
-    found = place(app.extensions["store"], lesson_id=SEED)
+    found = place(extensions.store(app), lesson_id=SEED)
     sign_in(client, found.user_id, [found.placement_id])
     return found
 
@@ -311,13 +311,13 @@ def test_a_launch_locale_is_read_strictly(tag, kept):
 
 
 def test_lesson_text_stays_as_written_and_numbers_follow_turkish(app, client, placed):
-    store = app.extensions["store"]
+    store = extensions.store(app)
     lesson = f"/lessons/{placed.placement_id}"
     english = client.get(lesson).get_data(as_text=True)
     set_locale(client, "tr")
     turkish = client.get(lesson).get_data(as_text=True)
     assert '<html lang="tr">' in turkish and '<html lang="en">' in english
-    body = app.extensions["catalog"].lessons[SEED].body
+    body = extensions.catalog(app).lessons[SEED].body
     first_sentence = next(line for line in body.splitlines() if len(line) > 40)
     assert first_sentence[:30] in text_of(turkish) and first_sentence[:30] in text_of(english)
     done = submission(store, placed.placement_id, placed.user_id, "print(1)")

@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 from flask import request
 
-from service.web import create_app
+from service.web import create_app, extensions
 from service.web.admin import CLIENT_FAILURES
 from service.web.proxies import networks
 
@@ -47,7 +47,7 @@ def test_no_trusted_proxy_believes_no_one(settings):
             "addr": "127.0.0.1"
         }
     finally:
-        app.extensions["store"].dispose()
+        extensions.store(app).dispose()
 
 
 def _guess(client, forwarded_for: str, environ: dict[str, str] | None = None) -> int:
@@ -70,7 +70,7 @@ def test_the_admin_page_counts_wrong_passwords_per_client_behind_the_proxy(setti
         made_up = [_guess(client, f"192.0.2.{n}", STRANGER) for n in range(CLIENT_FAILURES + 1)]
         assert made_up == [401] * CLIENT_FAILURES + [429]
     finally:
-        app.extensions["store"].dispose()
+        extensions.store(app).dispose()
 
 
 @pytest.mark.parametrize("text", ["nginx", "10.0.0.0/40", "127.0.0.1:80"])

@@ -6,6 +6,7 @@ import pytest
 from sqlalchemy import select, update
 
 from service.store.models import Membership, Placement, Submission, User
+from service.web import extensions
 from testkit.factories import add_student, place
 from testkit.sessions import sign_in
 from tests.service import sessions
@@ -34,7 +35,7 @@ def mint(app, **session):
 @pytest.fixture
 def two(app, client):
     """Berna and Ali, each with a placement of their own; the browser holds Berna's cookie."""
-    store = app.extensions["store"]
+    store = extensions.store(app)
     berna = place(store, lesson_id=LESSON)
     ali = place(store, lesson_id=LESSON)
     with store.session() as session:
@@ -52,7 +53,7 @@ def alis_link(app, ali, ago=0.0):
 
 
 def submissions_of(app, user_id):
-    with app.extensions["store"].session() as session:
+    with extensions.store(app).session() as session:
         return session.scalars(select(Submission.id).where(Submission.user_id == user_id)).all()
 
 
@@ -239,7 +240,7 @@ def test_the_pages_links_keep_the_launch_time(app, client, two):
 
 def test_a_student_of_another_platform_cannot_use_a_placement(app, client, two):
     berna, ali = two
-    other = add_student(app.extensions["store"], ali, "someone")
+    other = add_student(extensions.store(app), ali, "someone")
     token = mint(app, user_id=other, placement_ids=[])
     answer = client.get(f"/lessons/{ali.placement_id}", headers={"X-CodeBlanks-Session": token})
     assert answer.status_code == 403
@@ -253,7 +254,7 @@ def test_a_student_of_another_platform_cannot_use_a_placement(app, client, two):
 def test_every_student_and_teacher_page_says_whose_session_it_is(app, client, two, language,
                                                                  words, unnamed):  # fmt: skip
     berna, ali = two
-    store = app.extensions["store"]
+    store = extensions.store(app)
     with store.session() as session:
         course_id = session.get(Placement, berna.placement_id).course_id
         session.add(Membership(course_id=course_id, user_id=berna.user_id, teacher=False))

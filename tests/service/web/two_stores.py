@@ -2,6 +2,7 @@
 
 import pytest
 
+from service.web import extensions
 from tests.service.sessions import celery_app, sent  # noqa: F401  (fixtures, handed on)
 
 
@@ -16,4 +17,4 @@ def database_url(request, tmp_path):
 @pytest.fixture
 def store(app):
     """The app's store."""
-    return app.extensions["store"]
+    return extensions.store(app)

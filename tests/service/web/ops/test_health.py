@@ -3,6 +3,8 @@ from dataclasses import replace
 import pytest
 
 from service.store import Store
+from service.web import extensions
+from testkit.apps import swap
 
 
 def test_healthz(client):
@@ -21,8 +23,8 @@ def test_readyz_is_503_without_redis(client):
 
 @pytest.mark.redis
 def test_readyz_is_503_with_redis_but_no_worker(app, client, redis_server):
-    app.config["SETTINGS"] = replace(app.config["SETTINGS"], redis_url=redis_server.url)
-    app.extensions["celery"].conf.broker_url = redis_server.url
+    swap(app, settings=replace(extensions.settings(app), redis_url=redis_server.url))
+    extensions.celery_app(app).conf.broker_url = redis_server.url
     response = client.get("/readyz")
     assert response.status_code == 503
     assert response.get_json()["checks"] == {
@@ -33,6 +35,6 @@ def test_readyz_is_503_with_redis_but_no_worker(app, client, redis_server):
 
 
 def test_readyz_is_503_when_the_database_is_unreachable(app, client):
-    app.extensions["store"] = Store("postgresql+psycopg://nobody@127.0.0.1:9/none")
+    swap(app, store=Store("postgresql+psycopg://nobody@127.0.0.1:9/none"))
     checks = client.get("/readyz").get_json()["checks"]
     assert checks["database"].startswith("unreachable")

@@ -5,6 +5,8 @@ import pytest
 
 from service.store import submissions
 from service.store.models import utcnow
+from service.web import extensions
+from testkit.apps import swap
 from testkit.factories import place, submission
 
 TOKEN = "s3cret-metrics-token"
@@ -29,7 +31,7 @@ def parse(text):
 
 
 def test_metrics_count_from_the_database(app, client):
-    store = app.extensions["store"]
+    store = extensions.store(app)
     # with an LMS line item: the failed grading's sync stays pending, for a sync task
     placed = place(store, line_item_url="https://lms.example/lineitems/1")
     first = submission(store, placed.placement_id, placed.user_id, "x", late=False)
@@ -51,7 +53,7 @@ def test_metrics_count_from_the_database(app, client):
 
 
 def test_metrics_with_redis_report_queue_depths(app, client, redis_server):
-    app.config["SETTINGS"] = replace(app.config["SETTINGS"], redis_url=redis_server.url)
+    swap(app, settings=replace(extensions.settings(app), redis_url=redis_server.url))
     samples = parse(client.get("/metrics", headers=AUTH).text)
     assert samples["codeblanks_redis_up"] == 1
     assert samples['codeblanks_queue_depth{queue="grade"}'] == 0
@@ -63,7 +65,7 @@ def test_metrics_with_redis_report_queue_depths(app, client, redis_server):
      {"Authorization": "Bearer " + TOKEN[:-1]}, {"Authorization": "Bearer ş" + TOKEN}],
 )  # fmt: skip
 def test_metrics_refuse_a_caller_without_the_token(app, client, headers):
-    place(app.extensions["store"])
+    place(extensions.store(app))
     response = client.get("/metrics", headers=headers)
     assert response.status_code == 401
     assert "codeblanks_" not in response.text
@@ -71,7 +73,7 @@ def test_metrics_refuse_a_caller_without_the_token(app, client, headers):
 
 
 def test_metrics_are_off_without_a_token(app, client):
-    app.config["SETTINGS"] = replace(app.config["SETTINGS"], metrics_token="")
+    swap(app, settings=replace(extensions.settings(app), metrics_token=""))
     response = client.get("/metrics", headers=AUTH)
     assert response.status_code == 404
     assert "CODEBLANKS_METRICS_TOKEN" in response.text and "codeblanks_" not in response.text

@@ -12,8 +12,10 @@ from service.queue import TaskName
 from service.store import submissions
 from service.store.models import GradeSync, QuestionAnswer, Submission, utcnow
 from service.web import extensions
+from testkit.apps import swap
 from testkit.celery import FakeCelery, Sent
 from testkit.factories import add_student, place
+from testkit.sessions import sign_in
 from tests.service.web import two_stores
 
 SOURCE = "print('hello')\n"
@@ -43,14 +45,6 @@ def celery_app(settings, sent):
     return FakeCelery(settings, on_send=note)
 
 
-def launch(client, user_id, *placement_ids):
-    """Stand in for the LTI launch: sign the user in to the placements."""
-    with client.session_transaction() as session:
-        session["user_id"] = user_id
-        session["placement_ids"] = list(placement_ids)
-        session["launched_at"] = int(time.time())
-
-
 @pytest.fixture
 def placed(store):
     return place(store)
@@ -58,7 +52,7 @@ def placed(store):
 
 @pytest.fixture
 def student(client, placed):
-    launch(client, placed.user_id, placed.placement_id)
+    sign_in(client, placed.user_id, [placed.placement_id])
     return placed
 
 
@@ -223,9 +217,9 @@ def test_submit_refusals(client, store, sent, setup, status, error):
     placed = place(store, lesson_id=lesson, **policy)
     target = placed.placement_id + (100 if setup == "unknown-placement" else 0)
     if setup not in ("nobody", "not-launched"):
-        launch(client, placed.user_id, target)
+        sign_in(client, placed.user_id, [target])
     if setup == "not-launched":
-        launch(client, placed.user_id)
+        sign_in(client, placed.user_id)
     if setup == "out-of-attempts":
         assert submit(client, placed.placement_id).status_code == 202
     response = submit(client, target)
@@ -234,13 +228,13 @@ def test_submit_refusals(client, store, sent, setup, status, error):
 
 def test_late_work_is_taken_and_marked_when_the_policy_allows(client, store, sent):
     placed = place(store, due_at=utcnow() - timedelta(hours=1), late_penalty=0.1)
-    launch(client, placed.user_id, placed.placement_id)
+    sign_in(client, placed.user_id, [placed.placement_id])
     body = submit(client, placed.placement_id).get_json()
     assert client.get(body["url"]).get_json()["late"] is True
 
 
 def test_rate_limit_answers_429_with_retry_after(app, client, student, sent):
-    app.config["SETTINGS"] = replace(app.config["SETTINGS"], submit_rate=3, submit_window_s=60)
+    swap(app, settings=replace(extensions.settings(app), submit_rate=3, submit_window_s=60))
     for _ in range(3):
         assert submit(client, student.placement_id).status_code == 202
     response = submit(client, student.placement_id)
@@ -251,17 +245,17 @@ def test_rate_limit_answers_429_with_retry_after(app, client, student, sent):
 
 
 def test_the_rate_limit_is_per_student(app, client, store, student, sent):
-    app.config["SETTINGS"] = replace(app.config["SETTINGS"], submit_rate=1)
+    swap(app, settings=replace(extensions.settings(app), submit_rate=1))
     assert submit(client, student.placement_id).status_code == 202
     assert submit(client, student.placement_id).status_code == 429
     other = add_student(store, student, "student-2")
-    launch(client, other, student.placement_id)
+    sign_in(client, other, [student.placement_id])
     assert submit(client, student.placement_id).status_code == 202
 
 
 def test_a_submission_is_shown_to_its_author_only(client, store, student, sent):
     url = submit(client, student.placement_id).get_json()["url"]
-    launch(client, add_student(store, student, "student-2"), student.placement_id)
+    sign_in(client, add_student(store, student, "student-2"), [student.placement_id])
     assert client.get(url).status_code == 404
     assert client.get("/api/submissions/999").status_code == 404
 
@@ -291,7 +285,7 @@ def test_live_stream_follows_the_submission_until_graded(client, student, sent, 
 
 
 def test_live_stream_ends_after_its_maximum(app, client, student, sent):
-    app.config["SETTINGS"] = replace(app.config["SETTINGS"], stream_max_s=1)
+    swap(app, settings=replace(extensions.settings(app), stream_max_s=1))
     body = submit(client, student.placement_id).get_json()
     started = time.monotonic()
     events = read_events(client.get(body["events"], buffered=False))
@@ -342,14 +336,14 @@ def test_the_first_answer_counts_and_asks_for_a_sync(client, student, sent, stor
 
 def test_answers_close_at_the_due_date(client, store, sent):
     placed = place(store, due_at=utcnow() - timedelta(minutes=1))
-    launch(client, placed.user_id, placed.placement_id)
+    sign_in(client, placed.user_id, [placed.placement_id])
     response = answer(client, placed.placement_id, "why-scale", 1)
     assert (response.status_code, response.get_json()["error"]) == (403, "past_due")
 
 
 def test_refusals_speak_the_students_language_and_keep_their_codes(client, store, sent):
     placed = place(store, due_at=utcnow() - timedelta(minutes=1))
-    launch(client, placed.user_id, placed.placement_id)
+    sign_in(client, placed.user_id, [placed.placement_id])
     english = answer(client, placed.placement_id, "why-scale", 1).get_json()
     assert english["error"] == "past_due" and "late work is not accepted" in english["message"]
     client.environ_base["HTTP_ACCEPT_LANGUAGE"] = "tr-TR,tr;q=0.9,en;q=0.5"

@@ -19,6 +19,7 @@ import yaml
 from core.cases import HARNESS, HARNESS_CONFIG
 from core.runs import RunOutcome, RunRequest, RunResult
 from service.store.models import Placement, Submission, utcnow
+from service.web import extensions
 from testkit.factories import place, submission
 from testkit.sessions import sign_in
 from tests.conftest import SEED
@@ -148,10 +149,10 @@ def settings(settings, tmp_path):
 
 def graded(app, placed, source, sandbox=None):
     """Write a submission as the submit path does and grade it as a worker does; its id."""
-    store = app.extensions["store"]
+    store = extensions.store(app)
     queued = submission(store, placed.placement_id, placed.user_id, source)
     sandbox = sandbox or FakeSandbox(student_program)
-    result = grade_stored(store, app.extensions["catalog"], sandbox, app.config["SETTINGS"], queued)
+    result = grade_stored(store, extensions.catalog(app), sandbox, extensions.settings(app), queued)
     assert result.outcome is Outcome.GRADED
     return queued
 

@@ -97,7 +97,7 @@ def test_over_the_cap_the_answer_is_one_status_and_busy_at_once():
 
 
 def test_the_app_counts_a_stream_until_its_response_is_closed(app, client):
-    store = app.extensions["store"]
+    store = extensions.store(app)
     placed = place(store)
     other = add_student(store, placed, "student-2")
     mine = submission(store, placed.placement_id, placed.user_id, "print(1)\n", False)

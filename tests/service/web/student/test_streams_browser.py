@@ -5,6 +5,8 @@ from dataclasses import replace
 
 import pytest
 
+from service.web import extensions
+from testkit.apps import swap
 from tests.service.web import test_pages_browser as pages
 from tests.service.web.test_pages_browser import FAILING, expect_text, launch, submit_code
 
@@ -33,7 +35,7 @@ SLOW_FAILING = "import time\ntime.sleep(4)\n" + FAILING
     ids=["short-streams", "refused"],
 )
 def test_the_page_shows_the_verdict(lms, chromium, caps, streams, polls):
-    lms.app.config["SETTINGS"] = replace(lms.app.config["SETTINGS"], **caps)
+    swap(lms.app, settings=replace(extensions.settings(lms.app), **caps))
     lms.link()
     page, frame, watch = launch(chromium, lms, "Ali Student")
     submit_code(page, frame, SLOW_FAILING)

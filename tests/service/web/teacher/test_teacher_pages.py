@@ -22,6 +22,7 @@ from service.store.models import (
     User,
     utcnow,
 )
+from service.web import extensions
 from testkit.celery import Sent
 from testkit.factories import add_student, place
 from testkit.sessions import sign_in
@@ -138,7 +139,7 @@ def test_the_gradebook_adds_up_as_the_grade_sync_does(client, store, teacher):
         session.execute(update(QuestionAnswer).values(late=True))
     from service.web.teacher import course_gradebook
 
-    catalog = client.application.extensions["catalog"]
+    catalog = extensions.catalog(client.application)
     for placed in (teacher, late):
         with store.session() as session:
             placement = session.get(Placement, placed.placement_id)
