@@ -72,6 +72,11 @@ class StudentView:
     cases: tuple[dict[str, Any], ...]
 
     @property
+    def passed(self) -> bool:
+        """Return whether the verdict, as shown, is a pass."""
+        return self.status == RunStatus.PASSED
+
+    @property
     def output_case(self) -> str | None:
         """Return the case whose output `stdout` and `stderr` are: the first visible one.
 

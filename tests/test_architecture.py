@@ -7,7 +7,9 @@ service.queue's senders; the app's error handlers are registered in one place; t
 benchmarks and testkit/ (the helpers they share with the tests) import nothing from tests/;
 core reads no clock; the grade sync reads the store once and writes it twice (issue 28);
 web code reaches the app's resources through service/web/extensions.py; CODEBLANKS_*
-variables are read in service/settings.py only.
+variables are read in service/settings.py only; no template or module compares a value with
+a quoted status word, and the words of each status are one table keyed by its enum's members,
+in service/web/labels.py (issue 28).
 """
 
 from __future__ import annotations
@@ -21,8 +23,12 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
+from jinja2 import Environment, nodes
 
+from core.placements import Reveal
+from core.runs import RunStatus
 from service.queue import TaskName
+from service.store.models import SubmissionStatus, SyncStatus
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGES = ("core", "service", "workers")
@@ -30,6 +36,13 @@ WEB = ("flask", "werkzeug", "jinja2")
 # the demo LMS is another program (the platform's side of LTI), with its own store
 OTHER_PROGRAMS = ("service/demo/",)
 TASK_NAMES = {name.value for name in TaskName}
+# the enums whose members the pages show: their words are never spelled out to compare with
+# or to key a table by (a view model's property says what a status means, labels.py words it)
+PAGE_ENUMS = (RunStatus, SubmissionStatus, SyncStatus, Reveal)
+WORDS = {member.value for kind in PAGE_ENUMS for member in kind}
+TEMPLATES = REPO / "service" / "web" / "templates"
+LABELS = "service/web/labels.py"
+TRANSLATING = {"_", "_l", "gettext", "ngettext", "pgettext", "lazy_gettext", "lazy_pgettext"}
 
 
 def _parsed(folder: str) -> dict[str, ast.Module]:
@@ -415,3 +428,165 @@ def test_the_benchmarks_and_testkit_import_nothing_from_the_tests():
         if module.split(".")[0] == "tests"
     ]
     assert wrong == []
+
+
+def _template_words(source: str) -> list[tuple[int, str]]:
+    """Return (line, word) for each status word a template compares with or hands to a call."""
+    found = []
+    for node in Environment(extensions=["jinja2.ext.i18n"]).parse(source).find_all(nodes.Expr):
+        if isinstance(node, nodes.Compare):
+            operands = [node.expr, *(op.expr for op in node.ops)]
+        elif isinstance(node, nodes.Test):  # `x is sameas "passed"`
+            operands = list(node.args)
+        elif isinstance(node, nodes.Call):  # `sync_label("sent")`; a sentence to translate aside
+            called = node.node
+            translating = isinstance(called, nodes.Name) and called.name in TRANSLATING
+            operands = [] if translating else list(node.args)
+        elif isinstance(node, nodes.Filter) and node.name in ("selectattr", "rejectattr"):
+            operands = list(node.args[2:])  # the first argument names an attribute
+        else:
+            continue
+        for operand in operands:
+            items = operand.items if isinstance(operand, nodes.Tuple | nodes.List) else [operand]
+            found += [
+                (node.lineno, item.value)
+                for item in items
+                if isinstance(item, nodes.Const) and item.value in WORDS
+            ]
+    return found
+
+
+def test_no_template_compares_a_value_with_a_status_word():
+    """A page asks its view model (`attempt.graded`, `sync.failed`), and a label function
+    takes the enum's member (`sync_label(SyncStatus.SENT)`), never a quoted status."""
+    wrong = [
+        f"{path.relative_to(REPO).as_posix()}:{line} compares with {word!r}"
+        for path in sorted(TEMPLATES.rglob("*.html"))
+        for line, word in _template_words(path.read_text())
+    ]
+    assert wrong == []
+
+
+def test_the_template_rule_sees_every_way_to_compare():
+    """The rule above, against a template that compares each way, and uses words otherwise."""
+    source = (
+        '{% if s.status == "graded" %}1{% endif %}\n'
+        '{% if s.status in ("queued", "running") %}2{% endif %}\n'
+        '{{ sync_label("sent") }}\n'
+        '{{ s|selectattr("run_status", "equalto", "passed")|list }}\n'
+        '{% if s.run_status is sameas "timeout" %}3{% endif %}\n'
+        "<b class=\"{{ 'passed' if ok else 'not-passed' }}\">{{ _(\"failed\") }}</b>\n"
+        '{{ cases|selectattr("passed")|list }}\n'
+    )
+    assert _template_words(source) == [
+        (1, "graded"),
+        (2, "queued"),
+        (2, "running"),
+        (3, "sent"),
+        (4, "passed"),
+        (5, "timeout"),
+    ]
+
+
+def _compared_words(tree: ast.Module) -> list[tuple[int, str]]:
+    """Return (line, word) for each status word compared with (==, !=, is, in a literal)."""
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Compare):
+            continue
+        operands = [node.left, *node.comparators]
+        for index, op in enumerate(node.ops):
+            left, right = operands[index], operands[index + 1]
+            if isinstance(op, ast.In | ast.NotIn):
+                items = right.elts if isinstance(right, ast.Tuple | ast.List | ast.Set) else []
+            else:
+                items = [left, right]
+            found += [
+                (node.lineno, item.value)
+                for item in items
+                if isinstance(item, ast.Constant) and item.value in WORDS
+            ]
+    return found
+
+
+def test_no_module_compares_a_value_with_a_status_word():
+    """`status == RunStatus.FAILED`, never `status == "failed"`: the enum is the one spelling."""
+    wrong = [
+        f"{path}:{line} compares with {word!r}"
+        for path, tree in SOURCES.items()
+        if not path.startswith(OTHER_PROGRAMS)
+        for line, word in _compared_words(tree)
+    ]
+    assert wrong == []
+
+
+def _labelled_enum(node: ast.Dict) -> str | None:
+    """Return the enum a dict literal words (keyed by its members, valued by translations)."""
+    keys = [key for key in node.keys if key is not None]
+    names = {
+        key.value.id
+        for key in keys
+        if isinstance(key, ast.Attribute) and isinstance(key.value, ast.Name)
+    }
+    translated = all(
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id in TRANSLATING
+        for value in node.values
+    )
+    page_enums = {kind.__name__ for kind in PAGE_ENUMS}
+    if keys and len(names) == 1 and names <= page_enums and translated:
+        return names.pop()
+    return None
+
+
+def _spelled_keys(node: ast.Dict) -> list[tuple[str, list[str]]]:
+    """Return (enum, words) for each page enum that a dict literal is keyed by as strings."""
+    spelled = {key.value for key in node.keys if isinstance(key, ast.Constant)} & WORDS
+    found = []
+    for kind in PAGE_ENUMS:
+        words = sorted({member.value for member in kind} & spelled)
+        if len(words) >= 2:  # one word may be a key of another meaning: {"error": ...}
+            found.append((kind.__name__, words))
+    return found
+
+
+def test_the_words_of_each_status_are_one_table_keyed_by_its_enum():
+    """No table is keyed by status words as strings; a table that words a page enum's
+    members lives in service/web/labels.py, one per enum (test_labels.py holds each to
+    every member)."""
+    wrong, tables = [], defaultdict(list)
+    for path, tree in SOURCES.items():
+        if path.startswith(OTHER_PROGRAMS):
+            continue
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Dict):
+                continue
+            wrong += [f"{path}:{node.lineno} keys {k} by {w}" for k, w in _spelled_keys(node)]
+            labelled = _labelled_enum(node)
+            if labelled is not None:
+                tables[labelled].append(f"{path}:{node.lineno}")
+    for name, places in tables.items():
+        wrong += [f"{at} words {name} outside {LABELS}" for at in places if LABELS not in at]
+        if len(places) > 1:
+            wrong.append(f"{name} is worded by {len(places)} tables: {places}")
+    assert wrong == []
+
+
+def test_the_module_rules_see_a_spelled_status():
+    """The two rules above, against a module that spells statuses and one that does not."""
+    spelled = ast.parse(
+        'a = status == "failed"\n'
+        'b = "sent" != sync.status\n'
+        'c = status in ("queued", "running")\n'
+        'd = "error" in outcome\n'  # a key of a dict: another "error"
+        "e = status is RunStatus.PASSED\n"
+        'WORDS = {"pending": _("pending"), "held": _("held")}\n'
+    )
+    assert _compared_words(spelled) == [(1, "failed"), (2, "sent"), (3, "queued"), (3, "running")]
+    keyed = [node for node in ast.walk(spelled) if isinstance(node, ast.Dict)]
+    assert [_spelled_keys(node) for node in keyed] == [[("SyncStatus", ["held", "pending"])]]
+    table = ast.parse('T = {SyncStatus.SENT: _("sent"), SyncStatus.HELD: pgettext("s", "held")}')
+    not_words = ast.parse("T = {RunStatus.PASSED: (N_('a'), N_('b'))}")  # sentences, in core
+    dicts = [node for tree in (table, not_words) for node in ast.walk(tree)]
+    assert [_labelled_enum(n) for n in dicts if isinstance(n, ast.Dict)] == ["SyncStatus", None]

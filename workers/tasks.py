@@ -2,11 +2,15 @@
 workers.syncing, workers.sweep and service.lti.roster with the worker's context.
 
 Each task reads the context its Celery app carries (`WorkerContext.of(self.app)`, made and
-attached at the worker's start by workers.app); no Flask.
+attached at the worker's start by workers.app); no Flask. A task returns how it ended as its
+enum's member, as workers.grading and workers.syncing do: Celery keeps no result here
+(`task_ignore_result`), and a StrEnum is JSON as its word, so no `.value` is needed at the
+boundary (tests/workers/test_tasks.py holds both).
 """
 
 from __future__ import annotations
 
+import enum
 import logging
 from typing import NoReturn
 
@@ -32,6 +36,14 @@ ROSTER_RETRIES = 16
 log = logging.getLogger(__name__)
 
 
+class RosterRead(enum.StrEnum):
+    """How one delivery of a roster refresh ended."""
+
+    READ = "read"
+    NO_ROSTER = "no_roster"  # the LMS offers no roster for the course
+    FAILED = "failed"  # the LMS failed every retry; a teacher's page asks again once stale
+
+
 @shared_task(
     name=TaskName.GRADE_SUBMISSION.value,
     bind=True,
@@ -39,7 +51,7 @@ log = logging.getLogger(__name__)
     reject_on_worker_lost=True,
     max_retries=None,
 )
-def grade_submission(self: Task, submission_id: int) -> str:
+def grade_submission(self: Task, submission_id: int) -> Outcome:
     """Grade a stored submission once, then ask for its grade to be synced."""
     ctx = WorkerContext.of(self.app)
     try:
@@ -58,11 +70,11 @@ def grade_submission(self: Task, submission_id: int) -> str:
     if graded.outcome in (Outcome.HELD, Outcome.RETRY):
         _retry(self, graded.retry_in_s)
     send(self.app, graded.follows)  # decided as the verdict (or the pause) was saved
-    return graded.outcome.value
+    return graded.outcome
 
 
 @shared_task(name=TaskName.SYNC_GRADE.value, bind=True, acks_late=True, max_retries=None)
-def sync_grade(self: Task, user_id: int, placement_id: int) -> str:
+def sync_grade(self: Task, user_id: int, placement_id: int) -> Synced:
     """Post the user's lesson score on the placement to the LMS, with backoff on failure."""
     ctx = WorkerContext.of(self.app)
     try:
@@ -79,7 +91,7 @@ def sync_grade(self: Task, user_id: int, placement_id: int) -> str:
     send(self.app, result.released)  # the LMS is back: what waited for it goes now
     if result.outcome in (Synced.RETRY, Synced.WAIT, Synced.AWAY):
         _retry(self, result.retry_in_s)
-    return result.outcome.value
+    return result.outcome
 
 
 @shared_task(name=TaskName.SWEEP.value, bind=True, ignore_result=True)
@@ -97,7 +109,7 @@ def sweep(self: Task) -> dict[str, int]:
 
 
 @shared_task(name=TaskName.REFRESH_ROSTER.value, bind=True, acks_late=True, max_retries=None)
-def refresh_roster(self: Task, course_id: int) -> str:
+def refresh_roster(self: Task, course_id: int) -> RosterRead:
     """Read the course's roster from the LMS (NRPS), with backoff while the LMS fails."""
     try:
         synced = sync_roster(WorkerContext.of(self.app).lti, course_id)
@@ -115,9 +127,9 @@ def refresh_roster(self: Task, course_id: int) -> str:
             extra={"course_id": course_id},
         )
         if self.request.retries >= ROSTER_RETRIES:
-            return "failed"  # a teacher's page asks again once the roster is stale
+            return RosterRead.FAILED  # a teacher's page asks again once the roster is stale
         raise self.retry(countdown=wait_s(self, backoff(attempt)), exc=exc) from exc
-    return "no_roster" if synced is None else "read"
+    return RosterRead.NO_ROSTER if synced is None else RosterRead.READ
 
 
 def _retry(task: Task, countdown: float, exc: Exception | None = None) -> NoReturn:

@@ -22,6 +22,7 @@ from service.store.models import (
     QuestionAnswer,
     Submission,
     SubmissionStatus,
+    SyncStatus,
 )
 
 Pair = tuple[int, int]  # (placement id, user id)
@@ -46,12 +47,31 @@ class Work:
 class SyncState:
     """The newest grade sync of a pair: it carries the newest score, so its status counts."""
 
-    status: str
+    status: SyncStatus
     error: str | None
     response: str | None
     updated_at: datetime | None
     holds: LessonScore | None = None  # the last score the LMS accepted: what it shows
     given: float | None = None  # the score the newest sync carries (once it was computed)
+
+    @property
+    def sent(self) -> bool:
+        """Return whether the LMS took the newest score."""
+        return self.status is SyncStatus.SENT
+
+    @property
+    def failed(self) -> bool:
+        """Return whether the newest score ran out of attempts (the teacher may resend it)."""
+        return self.status is SyncStatus.FAILED
+
+    @property
+    def owed(self) -> bool:
+        """Return whether the newest score is on its way to the LMS or failed to get there.
+
+        A held score waits for its regrade's review, a skipped one has nowhere to go: neither
+        is owed yet.
+        """
+        return self.status in (SyncStatus.PENDING, SyncStatus.FAILED)
 
     @property
     def behind(self) -> bool:
@@ -122,7 +142,7 @@ def syncs(session: Session, placement_ids: list[int]) -> dict[Pair, SyncState]:
     }
     return {
         pair: SyncState(
-            row.status,
+            SyncStatus(row.status),
             row.last_error,
             row.lms_response,
             row.updated_at,

@@ -60,7 +60,7 @@ def create_app(
 
 def register_extensions(app: Flask, settings: Settings, celery_app: Celery | None) -> None:
     """Attach the store (migrated), the catalog, the Celery app (to send), LTI and sessions."""
-    from service.web import auth, extensions, headers, i18n, proxies, rendering
+    from service.web import auth, extensions, headers, i18n, labels, proxies, rendering
     from service.web.ops import request_ids
 
     extensions.init_app(app, settings, celery_app)
@@ -69,6 +69,7 @@ def register_extensions(app: Flask, settings: Settings, celery_app: Celery | Non
     headers.init_app(app)
     i18n.init_app(app)
     rendering.init_app(app)
+    labels.init_app(app)
     proxies.init_app(app)
 
 

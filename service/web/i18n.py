@@ -44,7 +44,6 @@ def init_app(app: Flask) -> None:
     Babel(app, locale_selector=select_locale)
     app.add_template_global(language, "language")
     app.add_template_global(js_words, "js_words")
-    app.add_template_global(submission_state, "submission_state")
     app.add_template_global(feedback_of, "feedback_of")
     app.add_template_global(case_feedback_of, "case_feedback_of")
     app.add_template_global(case_detail_of, "case_detail_of")
@@ -102,15 +101,6 @@ def select_locale() -> str:
 def language() -> str:
     """Return the current language as an HTML `lang` value."""
     return str(get_locale() or DEFAULT)
-
-
-def submission_state(status: object) -> str:
-    """Return a submission's state before its verdict, as words ("Queued…")."""
-    states: dict[str, str] = {
-        "queued": str(gettext("Queued…")),
-        "running": str(gettext("Running…")),
-    }
-    return states.get(str(status), str(status))
 
 
 def js_words() -> dict[str, str]:

@@ -2,8 +2,8 @@
 
 Lessons are trusted content from the repository, so their Markdown may hold HTML. Code a
 student wrote goes through highlight() only, which escapes it. The formatters (points, when,
-percent, duration_ms, number) and the status words follow the request's language; outside a
-request they speak English.
+percent, duration_ms, number) follow the request's language; outside a request they speak
+English. The status words are service/web/labels.py's.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from babel.dates import format_date, format_time
 from babel.numbers import format_decimal, format_percent
 from flask_babel import get_locale
 from flask_babel import gettext as _
-from flask_babel import lazy_gettext as _l
 from markupsafe import Markup
 from pygments import highlight as pygments_highlight
 from pygments.formatters import HtmlFormatter
@@ -30,15 +29,6 @@ if TYPE_CHECKING:
 CSS_CLASS = "highlight"  # service/web/static/pygments.css styles this class
 _EXTENSIONS = ["fenced_code", "codehilite", "tables", "sane_lists"]
 _CONFIG = {"codehilite": {"css_class": CSS_CLASS, "guess_lang": False}}
-STATUS_LABELS = {
-    "passed": _l("Passed"),
-    "failed": _l("Output differs"),
-    "error": _l("Error"),
-    "timeout": _l("Time limit exceeded"),
-    "memory_limit": _l("Memory limit exceeded"),
-    "output_limit": _l("Too much output"),
-    "rejected": _l("Not run"),
-}
 _ENGLISH = Locale("en")
 
 
@@ -51,8 +41,6 @@ def init_app(app: Flask) -> None:
     app.add_template_filter(percent, "percent")
     app.add_template_filter(duration_ms, "duration_ms")
     app.add_template_filter(number, "number")
-    app.add_template_global(status_label, "status_label")
-    app.add_template_global(case_label, "case_label")
     app.add_template_global(blank_parts, "blank_parts")
     app.add_template_global(highlight, "highlight")
 
@@ -98,17 +86,6 @@ def when(moment: datetime | None) -> str:
     time = format_time(at, "HH:mm", tzinfo=UTC, locale=here)
     both = str(here.datetime_formats["medium"]).format(time, date)
     return str(_("%(moment)s UTC", moment=both))
-
-
-def status_label(run_status: str | None) -> str:
-    """Return a run status as words."""
-    label = STATUS_LABELS.get(run_status or "")
-    return str(label) if label is not None else run_status or ""
-
-
-def case_label(run_status: str | None) -> str:
-    """Return a case's status as words: a failed case may be a value, not an output."""
-    return str(_("Failed")) if run_status == "failed" else status_label(run_status)
 
 
 def blank_parts(template: str) -> tuple[str, str]:

@@ -2,6 +2,7 @@ import os
 from datetime import timedelta
 
 import pytest
+from kombu import serialization
 from sqlalchemy import select
 
 import workers.sweep
@@ -16,8 +17,11 @@ from testkit.celery import Sent
 from testkit.factories import SEED, place, submission
 from tests.service import sessions
 from tests.workers.contexts import attach_worker
+from workers.grading import Outcome
 from workers.sandbox.fake import FakeSandbox
 from workers.sweep import sweep
+from workers.syncing import Synced
+from workers.tasks import RosterRead
 
 celery_app, sent = sessions.celery_app, sessions.sent  # its tasks run here, every send recorded
 
@@ -66,10 +70,10 @@ def test_grade_submission_grades_then_sends_the_sync(worker, celery_app, store, 
     placed = place(store, SEED, line_item_url="https://lms.example/lineitems/1/lineitem")
     sid = submission(store, placed.placement_id, placed.user_id, "print(1)", late=False)
     task = celery_app.tasks[TaskName.GRADE_SUBMISSION]
-    assert task.apply(args=[sid]).get() == "graded"
+    assert task.apply(args=[sid]).get() is Outcome.GRADED
     args = [placed.user_id, placed.placement_id]
     assert sent == [Sent(TaskName.SYNC_GRADE, args, options={"queue": "sync"})]
-    assert task.apply(args=[sid]).get() == "nothing_to_do"
+    assert task.apply(args=[sid]).get() is Outcome.NOTHING_TO_DO
     assert len(fake.requests) == 1
     with store.session() as session:
         assert session.get(Submission, sid).run_status == "passed"
@@ -83,7 +87,7 @@ def test_without_an_lms_line_item_the_grade_is_kept_at_once(
     worker.sandboxes[os.getpid()] = fake
     placed = place(store, SEED)  # no line item, no line items URL: nothing to post to
     sid = submission(store, placed.placement_id, placed.user_id, "print(1)", late=False)
-    assert celery_app.tasks[TaskName.GRADE_SUBMISSION].apply(args=[sid]).get() == "graded"
+    assert celery_app.tasks[TaskName.GRADE_SUBMISSION].apply(args=[sid]).get() is Outcome.GRADED
     assert sent == []  # no sync message: its task could only have recorded a skip
     with store.session() as session:
         grade = session.scalar(select(Grade))
@@ -96,9 +100,16 @@ def test_sync_grade_records_a_skip_without_a_poster(worker, celery_app, store, s
     placed = place(store)
     with store.session() as session:  # as an answer leaves it (a verdict settles its own)
         grades.needs_sync(session, placed.placement_id, placed.user_id, utcnow())
-    assert celery_app.tasks[TaskName.SYNC_GRADE].apply(
-        args=[placed.user_id, placed.placement_id]
-    ).get() == ("skipped")
+    task = celery_app.tasks[TaskName.SYNC_GRADE]
+    assert task.apply(args=[placed.user_id, placed.placement_id]).get() is Synced.SKIPPED
+
+
+@pytest.mark.parametrize("ended", [*Outcome, *Synced, *RosterRead])
+def test_a_task_result_is_json_as_its_word(ended):
+    """A task returns its enum's member; were Celery to keep results, its JSON is the word."""
+    _content_type, _encoding, body = serialization.dumps(ended, serializer="json")
+    assert body == f'"{ended.value}"'
+    assert serialization.loads(body, "application/json", "utf-8") == ended.value
 
 
 def test_sweep_task_enqueues_what_is_stuck_on_its_queue(worker, celery_app, store, sent, settings):

@@ -14,7 +14,7 @@ from typing import Any
 
 from core.lesson_scores import LessonScore
 from core.lessons import Catalog, Lesson
-from core.placements import Closed, Policy
+from core.placements import Closed, Policy, Reveal
 from core.questions import ChoiceQuestion, MatchQuestion, Question
 from core.runs import RunStatus
 from core.student_views import StudentView, student_view
@@ -64,9 +64,16 @@ class LessonPage:
         """Return the shown submission's verdict as its student may see it."""
         return None if self.shown is None else self.seen(self.shown)
 
-    def seen(self, submission: Submission) -> StudentView:
-        """Return a graded submission's verdict as its student may see it, per the policy."""
+    def seen(self, submission: Submission) -> StudentView | None:
+        """Return a submission's verdict as its student may see it (None until it is graded)."""
+        if submission.status != SubmissionStatus.GRADED:
+            return None
         return student_view(submission, self.revealed)
+
+    @property
+    def reveals_later(self) -> bool:
+        """Return whether the policy ever shows the sample solution (and hidden cases' details)."""
+        return self.policy.reveal is not Reveal.NEVER
 
     @property
     def cases(self) -> list[ShownCase]:

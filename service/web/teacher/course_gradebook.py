@@ -25,7 +25,7 @@ from service.queue import SyncMessage
 from service.store import courses, gradebook, grades, memberships, placement_rows, roster_reads
 from service.store.database import Store
 from service.store.gradebook import SyncState
-from service.store.models import SyncStatus, User
+from service.store.models import User
 from service.web.rendering import points
 
 NO_ROSTER = _l(
@@ -82,8 +82,7 @@ class Gradebook:
     @property
     def failed_syncs(self) -> int:
         """Return how many cells' newest sync failed for good."""
-        failed = SyncStatus.FAILED
-        return sum(1 for r in self.rows for c in r.cells if c.sync and c.sync.status == failed)
+        return sum(1 for r in self.rows for c in r.cells if c.sync and c.sync.failed)
 
 
 def for_teacher(

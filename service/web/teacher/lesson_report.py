@@ -9,10 +9,11 @@ from dataclasses import dataclass
 from flask_babel import gettext as _
 
 from core.lessons import Catalog, Lesson
+from core.runs import RunStatus
 from service.store import case_tallies, memberships, regrades, work
 from service.store.case_tallies import CaseTally
 from service.store.database import Store
-from service.store.models import Placement, QuestionAnswer, Submission
+from service.store.models import Placement, QuestionAnswer, Submission, SubmissionStatus
 from service.store.regrades import Change, Progress
 from service.store.work import FailingLine
 from service.web.teacher import course_gradebook
@@ -86,13 +87,30 @@ class Report:
 
 
 @dataclass(frozen=True)
+class Attempt:
+    """A submission on its teacher's page: the stored row, and what its statuses say."""
+
+    submission: Submission
+
+    @property
+    def graded(self) -> bool:
+        """Return whether the submission has its verdict."""
+        return self.submission.status == SubmissionStatus.GRADED
+
+    @property
+    def passed(self) -> bool:
+        """Return whether its verdict is a pass."""
+        return self.submission.run_status == RunStatus.PASSED
+
+
+@dataclass(frozen=True)
 class StudentWork:
     """One student's submissions and answers on a placement, newest submission first."""
 
     placement: Placement
     lesson: Lesson | None
     name: str
-    submissions: list[Submission]
+    attempts: list[Attempt]
     answers: list[QuestionAnswer]
 
     @property
@@ -191,4 +209,5 @@ def student_work(
             return None
         answers = work.answers(session, placement.id, user_id)
     lesson = catalog.lesson(placement.lesson_id)
-    return StudentWork(placement, lesson, user.name or user.sub, done, answers)
+    attempts = [Attempt(submission) for submission in done]
+    return StudentWork(placement, lesson, user.name or user.sub, attempts, answers)

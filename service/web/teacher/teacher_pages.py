@@ -11,15 +11,14 @@ from flask.typing import ResponseReturnValue
 from flask_babel import gettext as _
 
 from service.store.models import Placement, utcnow
-from service.web import csrf
+from service.web import csrf, labels
 from service.web.auth import link_token, page_session
 from service.web.extensions import catalog, celery_app, follow, store
 from service.web.student.actions import Refused
-from service.web.teacher import course_gradebook, labels, lesson_report, placement_settings
+from service.web.teacher import course_gradebook, lesson_report, placement_settings
 from service.web.teacher.access import course_teacher, placement_teacher
 
 bp = Blueprint("teacher", __name__, url_prefix="/teach")
-bp.add_app_template_global(labels.sync_label, "sync_label")
 
 
 @bp.get("/courses/<int:course_id>")
@@ -101,7 +100,7 @@ def _placement_page(found: Placement, form: dict[str, str], errors: dict[str, st
         lesson=report.lesson,
         form=form,
         errors=errors,
-        reveals=placement_settings.REVEALS,
+        reveals=labels.reveals(),
         saved=request.args.get("saved") == "1",
         **page_session(),
     )

@@ -17,6 +17,7 @@ from service.store.models import Course, utcnow
 from testkit.lms import make_lms, signed_in_headers
 from tests.service.sessions import text_of
 from tests.workers.contexts import attach_worker
+from workers.tasks import RosterRead
 
 READING = "The roster is being refreshed from the LMS; reload in a moment."
 
@@ -86,7 +87,7 @@ def test_a_lessons_teacher_page_counts_the_students_who_never_launched(lms, sent
     assert "2 of 2 students have started" in before and READING in before
     assert reads(sent) == [([course_id(lms)], {"queue": "sync"})]
 
-    assert read_roster(lms) == "read"
+    assert read_roster(lms) is RosterRead.READ
     after = shown(page)
     assert "2 of 3 students have started" in after  # Can is on the roster, not launched yet
     assert READING not in after and "roster" not in after
@@ -133,14 +134,14 @@ def test_an_lms_that_fails_the_roster_read_is_retried_then_shown(lms, sent):
     page = teacher_page(lms, link)
     tries = workers.tasks.ROSTER_RETRIES + 1
     lms.platform.fail("nrps", times=tries)  # the first try and every retry
-    assert read_roster(lms) == "failed"
+    assert read_roster(lms) is RosterRead.FAILED
     assert lms.platform.knobs.hits["nrps"] == tries
     text = shown(page)
     assert "The roster could not be refreshed (the LMS roster could not be read: HTTP 500" in text
     assert "showing the students known so far" in text and "1 of 1 student has started" in text
 
     lms.platform.fail("nrps", times=1)  # one failure, then the retry reads it
-    assert read_roster(lms) == "read"
+    assert read_roster(lms) is RosterRead.READ
     text = shown(page)
     assert "could not be refreshed" not in text and "1 of 3 students have started" in text
 
@@ -201,7 +202,7 @@ def test_a_roster_nested_too_deeply_is_a_clear_failure(tmp_path):
         page = teacher_page(lms, lms.link())
         with lms.store.session() as session:
             session.execute(update(Course).values(memberships_url=deep.url + "/members"))
-        assert read_roster(lms) == "failed"
+        assert read_roster(lms) is RosterRead.FAILED
         assert "the LMS roster could not be read: the answer is JSON nested too deeply" in shown(
             page
         )

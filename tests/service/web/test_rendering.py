@@ -10,14 +10,12 @@ import pytest
 
 from service.web.rendering import (
     blank_parts,
-    case_label,
     duration_ms,
     highlight,
     lesson_markdown,
     number,
     percent,
     points,
-    status_label,
     when,
 )
 
@@ -70,9 +68,6 @@ IN_ISTANBUL = datetime(2027, 2, 1, 2, 59, tzinfo=timezone(timedelta(hours=3)))  
         (when, MOMENT, "Jan 31, 2027, 23:59 UTC", "31 Oca 2027 23:59 UTC"),
         (when, IN_ISTANBUL, "Jan 31, 2027, 23:59 UTC", "31 Oca 2027 23:59 UTC"),
         (when, None, "", ""),
-        (status_label, "timeout", "Time limit exceeded", "Süre sınırı aşıldı"),
-        (status_label, "mystery", "mystery", "mystery"),
-        (case_label, "failed", "Failed", "Başarısız"),
     ],
 )
 def test_formatters_follow_the_requests_language(app, formatter, value, english, turkish):
