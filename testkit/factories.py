@@ -5,6 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from core.cases import CaseVerdict
+from core.compare import LineDiff
+from core.messages import verbatim
+from core.runs import RunStatus
+from core.verdicts import Verdict
 from service.queue import Queue
 from service.store import submissions
 from service.store.database import Store
@@ -12,6 +17,25 @@ from service.store.models import Course, Placement, Platform, User, utcnow
 
 SCALED = "expert/scaled-dot-product"
 SEED = "expert/what-is-attention"  # one output, no cases: a fake that prints it passes
+
+
+def verdict(
+    status: RunStatus = RunStatus.PASSED,
+    stdout: str = "",
+    stderr: str = "",
+    diff: LineDiff | None = None,
+    ms: int = 12,
+    feedback: str | None = None,
+    exit_code: int | None = 0,
+) -> Verdict:
+    """Return the verdict of one visible case that ended as `status`, with its output."""
+    words = f"{status.value} feedback" if feedback is None else feedback
+    case = CaseVerdict(
+        name="output", status=status, weight=1.0, hidden=False, feedback=words,
+        input="", expected="", got=stdout, stdout=stdout, stderr=stderr,
+        exit_code=exit_code, duration_ms=ms, diff=diff, message=verbatim(words),
+    )  # fmt: skip
+    return Verdict(status, ms, verbatim(words), (case,))
 
 
 @dataclass(frozen=True)

@@ -7,11 +7,11 @@ from datetime import timedelta
 import pytest
 
 from core.runs import RunStatus
-from core.verdicts import Verdict
 from service.queue import TaskName
 from service.store import submissions
 from service.store.models import GradeSync, QuestionAnswer, Submission, utcnow
 from service.web import extensions
+from testkit import factories
 from testkit.celery import FakeCelery, Sent
 from testkit.factories import add_student, place
 from tests.service.web import two_stores
@@ -144,7 +144,7 @@ def test_status_before_and_after_grading(client, student, sent, store):
 def grade(store, submission_id, delay_s=0.0):
     time.sleep(delay_s)
     claim = submissions.claim(store, submission_id, 30, utcnow())
-    verdict = Verdict(RunStatus.PASSED, 1.0, "hello\n", "", 0, 5, "It matches.")
+    verdict = factories.verdict(RunStatus.PASSED, "hello\n", ms=5, feedback="It matches.")
     assert submissions.finish(store, claim, verdict, utcnow()).saved
 
 
