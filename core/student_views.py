@@ -80,13 +80,15 @@ def stored_view(stored: StoredVerdict) -> StudentView:
     """Return a stored verdict whole (as its teacher sees it), derived as core.verdicts
     derives a Verdict's: the score from the cases' weights, the output from the first
     visible case, the difference from the first failing case unless it is hidden."""
-    records = [r for r in stored.cases or [] if isinstance(r, Mapping)]
-    cases = tuple(case_records(records))
-    whole = next((r for r in records if r.get(AS_GRADED)), None)
+    cases = tuple(case_records(stored.cases))
+    records = stored.cases if isinstance(stored.cases, list) else []
+    whole = next((r for r in records if isinstance(r, Mapping) and r.get(AS_GRADED)), None)
     shown = whole or next((case for case in cases if not case.get("hidden")), None) or {}
+    # the first failing case's difference, never a hidden one's: that there is one says
+    # only that the hidden cases before it passed
     failing = whole or next((c for c in cases if c.get("status") != RunStatus.PASSED), None)
     diff = None if failing is None or failing.get("hidden") else failing.get("diff")
-    message = from_json(stored.message)
+    message = from_json(stored.message)  # what finish() wrote, or 0011 made of the English
     return StudentView(
         status=stored.run_status,
         score=whole.get("score") if whole else _score(cases),
@@ -114,8 +116,6 @@ def student_view(stored: StoredVerdict, revealed: bool) -> StudentView:
     them from all the cases: the first failing case's status, the cases' times summed.
     """
     whole = stored_view(stored)
-    # the first failing case's difference, never a hidden one's (core.verdicts): that there
-    # is one says only that the hidden cases before it passed
     view = replace(whole, cases=tuple(shown_case(case, revealed) for case in whole.cases))
     if not any(_withheld(case, revealed) for case in whole.cases):
         return view

@@ -39,11 +39,11 @@ _OLD = sa.table(
     sa.column("stderr", sa.Text()),
     sa.column("exit_code", sa.Integer()),
     sa.column("feedback", sa.Text()),
-    sa.column("message", sa.JSON()),
+    sa.column("message", sa.JSON(none_as_null=True)),
     sa.column("diff_line", sa.Integer()),
     sa.column("diff_expected", sa.Text()),
     sa.column("diff_got", sa.Text()),
-    sa.column("cases", sa.JSON()),
+    sa.column("cases", sa.JSON(none_as_null=True)),  # no case: NULL (read as JSON null is)
 )
 
 
@@ -60,6 +60,11 @@ def upgrade() -> None:
     with op.batch_alter_table("submissions") as batch:
         batch.alter_column("feedback_message", new_column_name="message")
     connection = op.get_bind()
+    move = (
+        _OLD.update()
+        .where(_OLD.c.id == sa.bindparam("row_id"))
+        .values(message=sa.bindparam("new_message"), cases=sa.bindparam("new_cases"))
+    )
     last = 0
     while True:
         rows = connection.execute(
@@ -70,10 +75,13 @@ def upgrade() -> None:
         ).all()
         if not rows:
             break
-        for row in rows:
-            moved = _moved(row)
-            if moved:
-                connection.execute(_OLD.update().where(_OLD.c.id == row.id).values(**moved))
+        moved = [
+            {"row_id": row.id, "new_message": row.message, "new_cases": row.cases, **changed}
+            for row in rows
+            if (changed := _moved(row))
+        ]
+        if moved:  # one statement a batch: a statement a row took 2.5 ms a row on SQLite
+            connection.execute(move, moved)
         last = rows[-1].id
     with op.batch_alter_table("submissions") as batch:
         for name in _DROPPED:
@@ -81,18 +89,17 @@ def upgrade() -> None:
 
 
 def _moved(row: Any) -> dict[str, object]:
-    """Return the new message and cases of an old row, where they change."""
+    """Return the new message and cases of an old row (as `new_...`), where they change."""
     moved: dict[str, object] = {}
     text = from_json(row.message)
     if text is None or str(text) != row.feedback:
         # kept in English only (before texts were kept), or a text that does not read back
         # as its English: the English is what the page showed, in every language
-        moved["message"] = to_json(verbatim(row.feedback))
+        moved["new_message"] = to_json(verbatim(row.feedback))
     shown = _shown(row)
-    derived = stored_view(_Row(row))
-    if _values(derived) != shown:
+    if _values(stored_view(_Row(row))) != shown:
         records = [r for r in row.cases or [] if isinstance(r, Mapping)]
-        moved["cases"] = [*records, {AS_GRADED: True, **shown}]
+        moved["new_cases"] = [*records, {AS_GRADED: True, **shown}]
     return moved
 
 

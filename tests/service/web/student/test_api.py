@@ -137,8 +137,10 @@ def test_status_before_and_after_grading(client, student, sent, store):
         "first_difference", "grader_failed", "cases", "output_case",
     }  # fmt: skip
     assert body["verdict"]["status"] == "passed" and body["verdict"]["score"] == 1.0
-    # graded without cases kept (as rows graded before them were): none listed
-    assert (body["verdict"]["cases"], body["verdict"]["output_case"]) == ([], None)
+    # its one case, whose output the verdict's is (old rows without cases: 0011's test)
+    cases = body["verdict"]["cases"]
+    assert ([c["name"] for c in cases], body["verdict"]["output_case"]) == (["output"], "output")
+    assert body["verdict"]["stdout"] == cases[0]["stdout"] == "hello\n"
 
 
 def grade(store, submission_id, delay_s=0.0):
