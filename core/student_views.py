@@ -25,7 +25,8 @@ from core.verdicts import cases_feedback
 # the key of the record a migration (service/store/migrations, 0011) made of what an older
 # grader stored of a verdict beside its cases, where its cases do not give it (a verdict
 # graded before cases were kept; one whose output was a hidden first case's): the score,
-# output and difference as they were shown, kept so that no old page changes. No case.
+# output and difference as they were shown, so that no old page changes; case_records()
+# leaves it out, for it is no case.
 AS_GRADED = "as_graded"
 
 
