@@ -22,32 +22,24 @@ from core.messages import Text, from_json, to_json, verbatim
 from core.runs import RunStatus
 from core.verdicts import cases_feedback
 
+# the key of the record a migration (service/store/migrations, 0011) made of what an older
+# grader stored of a verdict beside its cases, where its cases do not give it (a verdict
+# graded before cases were kept; one whose output was a hidden first case's): the score,
+# output and difference as they were shown, so that no old page changes; case_records()
+# leaves it out, for it is no case.
+AS_GRADED = "as_graded"
+
 
 class StoredVerdict(Protocol):
-    """What the store keeps of a graded submission (service.store.models.Submission)."""
+    """What the store keeps of a graded submission (service.store.models.Submission): its
+    status, time, feedback (core.messages.to_json) and cases; the rest is derived."""
 
     @property
     def run_status(self) -> str | None: ...
     @property
-    def score(self) -> float | None: ...
-    @property
-    def stdout(self) -> str | None: ...
-    @property
-    def stderr(self) -> str | None: ...
-    @property
-    def exit_code(self) -> int | None: ...
-    @property
     def duration_ms(self) -> int | None: ...
     @property
-    def feedback(self) -> str | None: ...
-    @property
-    def feedback_message(self) -> Any: ...
-    @property
-    def diff_line(self) -> int | None: ...
-    @property
-    def diff_expected(self) -> str | None: ...
-    @property
-    def diff_got(self) -> str | None: ...
+    def message(self) -> Any: ...
     @property
     def cases(self) -> Any: ...
 
@@ -56,8 +48,8 @@ class StoredVerdict(Protocol):
 class StudentView:
     """A verdict as its student sees it; `cases` are CaseVerdict.record() dicts, or less.
 
-    `feedback_message` is `feedback` to be translated (core.messages JSON; None: English
-    only); `duration_ms` is None when no case's time may be shown (every case hidden).
+    `message` is `feedback` to be translated; `duration_ms` is None when no case's time
+    may be shown (every case hidden).
     """
 
     status: str | None
@@ -66,8 +58,7 @@ class StudentView:
     stderr: str | None
     exit_code: int | None
     duration_ms: int | None
-    feedback: str | None
-    feedback_message: Any
+    message: Text
     diff: dict[str, Any] | None
     cases: tuple[dict[str, Any], ...]
 
@@ -75,6 +66,11 @@ class StudentView:
     def passed(self) -> bool:
         """Return whether the verdict, as shown, is a pass."""
         return self.status == RunStatus.PASSED
+
+    @property
+    def feedback(self) -> str:
+        """Return the feedback in English."""
+        return str(self.message)
 
     @property
     def output_case(self) -> str | None:
@@ -86,6 +82,38 @@ class StudentView:
         return next((str(case["name"]) for case in self.cases if not case.get("hidden")), None)
 
 
+def stored_view(stored: StoredVerdict) -> StudentView:
+    """Return a stored verdict whole (as its teacher sees it), derived as core.verdicts
+    derives a Verdict's: the score from the cases' weights, the output from the first
+    visible case, the difference from the first failing case unless it is hidden."""
+    cases = tuple(case_records(stored.cases))
+    records = stored.cases if isinstance(stored.cases, list) else []
+    whole = next((r for r in records if isinstance(r, Mapping) and r.get(AS_GRADED)), None)
+    shown = whole or next((case for case in cases if not case.get("hidden")), None) or {}
+    # the first failing case's difference, never a hidden one's: that there is one says
+    # only that the hidden cases before it passed
+    failing = whole or next((c for c in cases if c.get("status") != RunStatus.PASSED), None)
+    diff = None if failing is None or failing.get("hidden") else failing.get("diff")
+    message = from_json(stored.message)  # what finish() wrote, or 0011 made of the English
+    return StudentView(
+        status=stored.run_status,
+        score=whole.get("score") if whole else _score(cases),
+        stdout=shown.get("stdout", ""),
+        stderr=shown.get("stderr", ""),
+        exit_code=shown.get("exit_code"),
+        duration_ms=stored.duration_ms,
+        message=verbatim("") if message is None else message,
+        diff=diff if isinstance(diff, dict) else None,
+        cases=cases,
+    )
+
+
+def case_records(stored: Any) -> list[dict[str, Any]]:
+    """Return a submission's stored cases (CaseVerdict.record() dicts), in order."""
+    records = stored if isinstance(stored, list) else []
+    return [dict(r) for r in records if isinstance(r, Mapping) and not r.get(AS_GRADED)]
+
+
 def student_view(stored: StoredVerdict, revealed: bool) -> StudentView:
     """Return what the student may see of a stored verdict; `revealed`: the policy allows all.
 
@@ -93,36 +121,18 @@ def student_view(stored: StoredVerdict, revealed: bool) -> StudentView:
     time and feedback are those of the cases as shown, derived as core.verdicts derives
     them from all the cases: the first failing case's status, the cases' times summed.
     """
-    records = [r for r in stored.cases or [] if isinstance(r, Mapping)]
-    cases = tuple(shown_case(record, revealed) for record in records)
-    # the first failing case's difference, never a hidden one's (core.verdicts.judge): that
-    # there is one says only that the hidden cases before it passed
-    diff = None
-    if stored.diff_line is not None:
-        diff = {"line": stored.diff_line, "expected": stored.diff_expected, "got": stored.diff_got}
-    view = StudentView(
-        status=stored.run_status,
-        score=stored.score,
-        stdout=stored.stdout,
-        stderr=stored.stderr,
-        exit_code=stored.exit_code,
-        duration_ms=stored.duration_ms,
-        feedback=stored.feedback,
-        feedback_message=stored.feedback_message,
-        diff=diff,
-        cases=cases,
-    )
-    if not any(_withheld(record, revealed) for record in records):
+    whole = stored_view(stored)
+    view = replace(whole, cases=tuple(shown_case(case, revealed) for case in whole.cases))
+    if not any(_withheld(case, revealed) for case in whole.cases):
         return view
+    cases = view.cases
     failing = next((case for case in cases if case.get("status") != RunStatus.PASSED), None)
     times = [case["duration_ms"] for case in cases if isinstance(case.get("duration_ms"), int)]
-    feedback = _feedback(cases, stored.score or 0.0)
     return replace(
         view,
         status=RunStatus.PASSED.value if failing is None else failing.get("status"),
         duration_ms=sum(times) if times else None,
-        feedback=str(feedback),
-        feedback_message=to_json(feedback),
+        message=_feedback(cases, view.score or 0.0),
     )
 
 
@@ -149,6 +159,13 @@ def shown_case(record: Mapping[str, Any], revealed: bool) -> dict[str, Any]:
 
 def _withheld(record: Mapping[str, Any], revealed: bool) -> bool:
     return bool(record.get("hidden")) and not revealed
+
+
+def _score(cases: Sequence[Mapping[str, Any]]) -> float:
+    """Return the passed cases' weight over all the weight, as core.verdicts.score_of does."""
+    weights = [(float(c.get("weight") or 0), c.get("status") == RunStatus.PASSED) for c in cases]
+    total = sum(weight for weight, _ in weights)
+    return sum(weight for weight, passed in weights if passed) / total if total else 0.0
 
 
 def _feedback(cases: Sequence[Mapping[str, Any]], score: float) -> Text:

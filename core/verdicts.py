@@ -24,24 +24,56 @@ from core.sources import SourceRefused, check_source
 
 @dataclass(frozen=True)
 class Verdict:
-    """The graded outcome of one submission to an exercise.
+    """The graded outcome of one submission to an exercise: its status, time, feedback
+    (`message`, to be translated) and cases; everything else is derived from the cases.
 
     `stdout`, `stderr` and `exit_code` are the first visible case's (none when every case is
     hidden: a hidden case's output shows what its input was); `score` is the passed cases'
-    weight over all the weight; `feedback` and `diff` never show what a hidden case holds.
-    `message` is `feedback` to be translated (core.messages; None: English only).
+    weight over all the weight (0 with no case: the grader failed); `feedback` and `diff`
+    never show what a hidden case holds.
     """
 
     status: RunStatus
-    score: float
-    stdout: str
-    stderr: str
-    exit_code: int | None
     duration_ms: int
-    feedback: str
-    diff: LineDiff | None = None
+    message: Text
     cases: tuple[CaseVerdict, ...] = ()
-    message: Text | None = None
+
+    @property
+    def feedback(self) -> str:
+        """Return the feedback in English."""
+        return str(self.message)
+
+    @property
+    def score(self) -> float:
+        """Return the passed cases' weight over all the weight."""
+        return score_of(self.cases)
+
+    @property
+    def stdout(self) -> str:
+        """Return the first visible case's output."""
+        shown = self._shown()
+        return shown.stdout if shown else ""
+
+    @property
+    def stderr(self) -> str:
+        """Return the first visible case's errors."""
+        shown = self._shown()
+        return shown.stderr if shown else ""
+
+    @property
+    def exit_code(self) -> int | None:
+        """Return the first visible case's exit status."""
+        shown = self._shown()
+        return shown.exit_code if shown else None
+
+    @property
+    def diff(self) -> LineDiff | None:
+        """Return the first failing case's difference, unless that case is hidden."""
+        failing = next((case for case in self.cases if not case.passed), None)
+        return None if failing is None or failing.hidden else failing.diff
+
+    def _shown(self) -> CaseVerdict | None:
+        return next((case for case in self.cases if not case.hidden), None)
 
     def as_json(self, lesson_id: str) -> dict[str, object]:
         """Return the verdict as the JSON object of the CLI contract."""
@@ -193,25 +225,17 @@ def judge(
         judge_case(case, result, limits, refusal)
         for case, result in zip(exercise.cases, results, strict=True)
     )
-    first, failing = cases[0], next((case for case in cases if not case.passed), None)
-    shown = next((case for case in cases if not case.hidden), None)  # a hidden one's are not
-    total = sum(case.weight for case in cases)
-    score = sum(case.weight for case in cases if case.passed) / total
+    failing = next((case for case in cases if not case.passed), None)
     if not exercise.has_cases:
-        message = _single_feedback(first, results[0], exercise)
+        message = _single_feedback(cases[0], results[0], exercise)
     else:
-        message = _feedback(cases, score)
+        failed = [_summary(case) for case in cases if not case.passed]
+        message = cases_feedback(len(cases) - len(failed), len(cases), score_of(cases), failed)
     return Verdict(
         status=RunStatus.PASSED if failing is None else failing.status,
-        score=score,
-        stdout=shown.stdout if shown else "",
-        stderr=shown.stderr if shown else "",
-        exit_code=shown.exit_code if shown else None,
         duration_ms=sum(case.duration_ms for case in cases),
-        feedback=str(message),
-        diff=None if failing is None or failing.hidden else failing.diff,
-        cases=cases,
         message=message,
+        cases=cases,
     )
 
 
@@ -231,9 +255,10 @@ def _detail(case: CaseVerdict) -> Text:
     return case.message if case.message is not None else verbatim(case.feedback)
 
 
-def _feedback(cases: Sequence[CaseVerdict], score: float) -> Text:
-    failed = [_summary(case) for case in cases if not case.passed]
-    return cases_feedback(len(cases) - len(failed), len(cases), score, failed)
+def score_of(cases: Sequence[CaseVerdict]) -> float:
+    """Return the passed cases' weight over all the weight (0 with no case)."""
+    total = sum(case.weight for case in cases)
+    return sum(case.weight for case in cases if case.passed) / total if total else 0.0
 
 
 def cases_feedback(passed: int, count: int, score: float, failed: Sequence[Text]) -> Text:

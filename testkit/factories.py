@@ -6,6 +6,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from core.cases import CaseVerdict
+from core.compare import LineDiff
+from core.messages import verbatim
+from core.runs import RunStatus
+from core.verdicts import Verdict
 from service.queue import Queue
 from service.settings import Settings
 from service.store import submissions
@@ -28,6 +33,25 @@ def settings_in(directory: Path, database: str = "codeblanks.db", **changes: Any
             **changes,
         },
     )
+
+
+def verdict(
+    status: RunStatus = RunStatus.PASSED,
+    stdout: str = "",
+    stderr: str = "",
+    diff: LineDiff | None = None,
+    ms: int = 12,
+    feedback: str | None = None,
+    exit_code: int | None = 0,
+) -> Verdict:
+    """Return the verdict of one visible case that ended as `status`, with its output."""
+    words = f"{status.value} feedback" if feedback is None else feedback
+    case = CaseVerdict(
+        name="output", status=status, weight=1.0, hidden=False, feedback=words,
+        input="", expected="", got=stdout, stdout=stdout, stderr=stderr,
+        exit_code=exit_code, duration_ms=ms, diff=diff, message=verbatim(words),
+    )  # fmt: skip
+    return Verdict(status, ms, verbatim(words), (case,))
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,8 @@ Imports point downward: the worker loads no Flask and no web module; the shared 
 written only in service/store; no two modules share a name; messages are sent only through
 service.queue's senders; the app's error handlers are registered in one place; the
 benchmarks and testkit/ (the helpers they share with the tests) import nothing from tests/;
-core reads no clock; the grade sync reads the store once and writes it twice (issue 28);
+core reads no clock; the grade sync reads the store once and writes it twice (issue 28); a
+verdict is stored once, as its message and its cases (issue 28);
 web code reaches the app's resources through service/web/extensions.py; CODEBLANKS_*
 variables are read in service/settings.py only; no template or module compares a value with
 a quoted status word, and the words of each status are one table keyed by its enum's members,
@@ -590,3 +591,33 @@ def test_the_module_rules_see_a_spelled_status():
     not_words = ast.parse("T = {RunStatus.PASSED: (N_('a'), N_('b'))}")  # sentences, in core
     dicts = [node for tree in (table, not_words) for node in ast.walk(tree)]
     assert [_labelled_enum(n) for n in dicts if isinstance(n, ast.Dict)] == ["SyncStatus", None]
+
+
+def test_a_verdict_is_stored_once():
+    """A verdict is its status, time, message and cases (issue 28): its English feedback,
+    output, score and difference are derived from them when read, never kept beside them;
+    a copy that SQL reads (the score, the first difference) is written in one place."""
+    from dataclasses import fields
+
+    from core.verdicts import Verdict
+    from service.store.models import Submission
+
+    assert [field.name for field in fields(Verdict)] == [
+        "status", "duration_ms", "message", "cases"
+    ]  # fmt: skip
+    copies = {"stdout", "stderr", "exit_code", "feedback", "feedback_message", "diff_got"}
+    assert copies & set(Submission.__table__.columns.keys()) == set()
+    copied = ("diff_line", "diff_expected")
+
+    def names(node: ast.AST) -> bool:  # a column named as a string or a keyword: written
+        return (isinstance(node, ast.Constant) and node.value in copied) or (
+            isinstance(node, ast.keyword) and node.arg in copied
+        )
+
+    writers = {
+        path
+        for path, tree in SOURCES.items()
+        if path != "service/store/models.py" and "/migrations/" not in path
+        if any(names(node) for node in ast.walk(tree))
+    }
+    assert writers <= {"service/store/submissions.py"}

@@ -12,6 +12,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from core.runs import RunStatus
+from core.student_views import case_records
 from service.store.models import Submission, SubmissionStatus
 
 # The verdicts are JSON lists (Submission.cases), which SQLite and PostgreSQL take apart with
@@ -84,10 +85,11 @@ def tally(
     graded: Counter[str] = Counter()
     first: dict[str, Counter[str]] = {}
     all_passed = students = unrecorded = read = 0
-    for (records,) in rows:
+    for (stored,) in rows:
         read += 1
         if read > limit:
             break
+        records = case_records(stored)
         if not records:
             unrecorded += 1
             continue

@@ -225,21 +225,20 @@ class Submission(Base):
     gradings: Mapped[int] = mapped_column(Integer, default=0)
     regrades: Mapped[int] = mapped_column(Integer, default=0)
     run_status: Mapped[str | None] = mapped_column(String(16))
-    score: Mapped[float | None] = mapped_column(Float)
-    stdout: Mapped[str | None]
-    stderr: Mapped[str | None]
-    exit_code: Mapped[int | None]
     duration_ms: Mapped[int | None]
-    feedback: Mapped[str | None]
-    # the feedback to be translated (core.messages.to_json); None before it was kept, and
-    # then the page shows the English `feedback`
-    feedback_message: Mapped[Any] = mapped_column(JSON, nullable=True)
+    # the verdict is its feedback (core.messages.to_json) and its cases; its output, score
+    # and difference are derived from them when read (core.student_views.stored_view)
+    message: Mapped[Any] = mapped_column(JSON, nullable=True)
+    # every case's verdict, with what a hidden case holds: shown to students per the reveal
+    # policy only (core.student_views); None for a grader's failure (no case ran)
+    cases: Mapped[Any] = mapped_column(JSON, nullable=True)
+    # copies of derived values that SQL reads, written by submissions.finish() alone: the
+    # score, which grades and gradebook take the best of per student (JSON has no portable
+    # max), and the first difference, which work.failing_lines groups a placement's
+    # failures by (reading every case record of a placement instead costs its whole output)
+    score: Mapped[float | None] = mapped_column(Float)
     diff_line: Mapped[int | None]
     diff_expected: Mapped[str | None]
-    diff_got: Mapped[str | None]
-    # every case's verdict, with what a hidden case holds: shown to students per the reveal
-    # policy only (core.student_views); None before cases were kept
-    cases: Mapped[Any] = mapped_column(JSON, nullable=True)
     # the run results (core.runs.result_record) of the cases a paused grading ran, until
     # its verdict is saved
     progress: Mapped[Any] = mapped_column(JSON, nullable=True)

@@ -157,9 +157,8 @@ _PLACEMENT = (
     .where(Placement.id == bindparam("placement_id"))
 )
 _VERDICT_COLUMNS = (
-    "run_status", "score", "stdout", "stderr", "exit_code", "duration_ms", "feedback",
-    "feedback_message", "diff_line", "diff_expected", "diff_got", "cases", "grader_error",
-    "graded_at",
+    "run_status", "duration_ms", "message", "cases", "score", "diff_line", "diff_expected",
+    "grader_error", "graded_at",
 )  # fmt: skip
 _VERDICT = (
     update(Submission)
@@ -414,17 +413,13 @@ def finish(
     diff = verdict.diff
     values = {
         "new_run_status": verdict.status.value,
-        "new_score": verdict.score,
-        "new_stdout": verdict.stdout,
-        "new_stderr": verdict.stderr,
-        "new_exit_code": verdict.exit_code,
         "new_duration_ms": verdict.duration_ms,
-        "new_feedback": verdict.feedback,
-        "new_feedback_message": None if verdict.message is None else to_json(verdict.message),
+        "new_message": to_json(verdict.message),
+        "new_cases": [case.record() for case in verdict.cases] or None,
+        # the one place the columns SQL reads (models.Submission) are written: derived here
+        "new_score": verdict.score,
         "new_diff_line": diff.line if diff else None,
         "new_diff_expected": diff.expected if diff else None,
-        "new_diff_got": diff.got if diff else None,
-        "new_cases": [case.record() for case in verdict.cases] or None,
         "new_grader_error": grader_error,
         "new_graded_at": now,
     }
@@ -481,16 +476,7 @@ def fail(
         "it keeps happening.",
         tries=held.claims,
     )
-    verdict = Verdict(
-        status=RunStatus.ERROR,
-        score=0.0,
-        stdout="",
-        stderr="",
-        exit_code=None,
-        duration_ms=0,
-        feedback=str(message),
-        message=message,
-    )
+    verdict = Verdict(status=RunStatus.ERROR, duration_ms=0, message=message)
     return finish(store, held, verdict, now, grader_error=problem, lesson=lesson)
 
 

@@ -1,9 +1,10 @@
 """A verdict's feedback in the viewer's language, from what the worker stored.
 
-The worker stores each sentence twice: in English (`feedback`, a case's `feedback` and
-`detail`) and as a core.messages text (`feedback_message`, `feedback_message` and
-`detail_message`). A page renders the text with this request's catalog and number formats; a
-row stored before texts were kept, or one that does not read back, shows its English.
+A verdict keeps its feedback as a core.messages text (core.student_views: a view's
+`message`); a case record keeps each sentence as the JSON API shows it, in English
+(`feedback`, `detail`), and as a text (`feedback_message`, `detail_message`). A page renders
+the text with this request's catalog and number formats; a case record stored before texts
+were kept, or one that does not read back, shows its English.
 """
 
 from __future__ import annotations
@@ -14,16 +15,18 @@ from typing import Any
 from flask_babel import format_decimal, get_locale, get_translations
 
 from core import messages
-from core.student_views import shown_case
+from core.student_views import StudentView, shown_case
 from service.web.rendering import percent
 
 _DECIMALS = "#,##0.###############"  # every digit a limit or tolerance has (0.000001)
 
 
-def feedback_of(submission: Any) -> str:
-    """Return a graded submission's feedback in the page's language."""
-    english = str(getattr(submission, "feedback", "") or "")
-    return localized(getattr(submission, "feedback_message", None), english)
+def feedback_of(verdict: StudentView) -> str:
+    """Return a verdict's feedback in the page's language."""
+    locale = get_locale()
+    if locale is None or locale.language == "en":
+        return verdict.feedback  # the source language: the English as stored, byte for byte
+    return rendered(verdict.message)
 
 
 def case_feedback_of(case: Any) -> str:

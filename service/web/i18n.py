@@ -20,6 +20,7 @@ from pathlib import Path
 from flask import Flask, request, session
 from flask_babel import Babel, get_locale, gettext
 
+from core.student_views import stored_view
 from service.web.feedback import (
     case_detail_of,
     case_feedback_of,
@@ -44,6 +45,7 @@ def init_app(app: Flask) -> None:
     Babel(app, locale_selector=select_locale)
     app.add_template_global(language, "language")
     app.add_template_global(js_words, "js_words")
+    app.add_template_global(stored_view, "verdict_of")
     app.add_template_global(feedback_of, "feedback_of")
     app.add_template_global(case_feedback_of, "case_feedback_of")
     app.add_template_global(case_detail_of, "case_detail_of")

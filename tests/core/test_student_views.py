@@ -6,7 +6,7 @@ from core.verdicts.judge on plain RunResults and are stored as the store's write
 (service.store.submissions.finish) stores them: no sandbox, no database.
 """
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
@@ -16,7 +16,14 @@ from core.compare import CompareMode, Tolerance
 from core.lessons import Exercise
 from core.messages import from_json, to_json
 from core.runs import Limits, RunOutcome, RunResult
-from core.student_views import StudentView, shown_case, student_view
+from core.student_views import (
+    AS_GRADED,
+    StudentView,
+    case_records,
+    shown_case,
+    stored_view,
+    student_view,
+)
 from core.verdicts import Verdict, judge
 
 LIMITS = Limits(time_s=2.0)
@@ -34,41 +41,28 @@ HIDDEN_FIRST = (H1, V1, H2, V2)
 
 @dataclass(frozen=True)
 class Stored:
-    """A graded submission's columns, as the store's writer fills them from a verdict."""
+    """A graded submission's verdict columns, as the store's writer fills them."""
 
     run_status: str | None
-    score: float | None
-    stdout: str | None
-    stderr: str | None
-    exit_code: int | None
     duration_ms: int | None
-    feedback: str | None
-    feedback_message: Any
-    diff_line: int | None
-    diff_expected: str | None
-    diff_got: str | None
+    message: Any
     cases: Any
 
 
 def stored(verdict: Verdict) -> Stored:
-    diff = verdict.diff
     return Stored(
         run_status=verdict.status.value,
-        score=verdict.score,
-        stdout=verdict.stdout,
-        stderr=verdict.stderr,
-        exit_code=verdict.exit_code,
         duration_ms=verdict.duration_ms,
-        feedback=verdict.feedback,
-        feedback_message=None if verdict.message is None else to_json(verdict.message),
-        diff_line=diff.line if diff else None,
-        diff_expected=diff.expected if diff else None,
-        diff_got=diff.got if diff else None,
+        message=to_json(verdict.message),
         cases=[case.record() for case in verdict.cases] or None,
     )
 
 
 def graded(cases: tuple[Case, ...], results: list[RunResult]) -> Stored:
+    return stored(judged(cases, results))
+
+
+def judged(cases: tuple[Case, ...], results: list[RunResult]) -> Verdict:
     exercise = Exercise(
         title="T",
         prompt="P",
@@ -83,7 +77,7 @@ def graded(cases: tuple[Case, ...], results: list[RunResult]) -> Stored:
         cases=cases,
         has_cases=True,
     )
-    return stored(judge(exercise, results))
+    return judge(exercise, results)
 
 
 def ok(ms: int = 7) -> RunResult:
@@ -176,7 +170,7 @@ def test_the_status_time_and_feedback_are_the_shown_cases(
 ):
     view = student_view(graded(cases, results), False)
     assert (view.status, view.duration_ms, view.feedback) == (status, duration_ms, feedback)
-    assert str(from_json(view.feedback_message)) == feedback  # the same, to be translated
+    assert str(view.message) == feedback  # the same, to be translated
     for case in view.cases:
         if case["hidden"]:
             assert set(case) == {"name", "status", "weight", "hidden", "feedback",
@@ -191,7 +185,7 @@ def test_once_revealed_the_verdict_is_shown_as_stored(
     kept = graded(cases, results)
     view = student_view(kept, True)
     assert (view.status, view.duration_ms, view.feedback) == (
-        kept.run_status, kept.duration_ms, kept.feedback
+        kept.run_status, kept.duration_ms, str(from_json(kept.message))
     )  # fmt: skip
     assert list(view.cases) == kept.cases
 
@@ -209,19 +203,36 @@ def test_every_case_hidden_shows_no_time_and_no_output():
     [[ok(), ok()], [wrong(), ended(RunOutcome.TIMEOUT)], [crashed(), ended(RunOutcome.REJECTED)]],
 )
 def test_a_verdict_without_hidden_cases_is_shown_as_stored(results):
-    kept = graded((V1, V2), results)
-    view = student_view(kept, False)
-    expected = {key: value for key, value in asdict(kept).items() if not key.startswith("diff_")}
-    assert {
-        "run_status" if key == "status" else key: value
-        for key, value in asdict(view).items()
-        if key != "diff"
-    } == {**expected, "cases": tuple(kept.cases)}
+    verdict = judged((V1, V2), results)
+    kept = stored(verdict)
+    assert student_view(kept, False) == stored_view(kept)
+    assert stored_view(kept).cases == tuple(kept.cases)
+
+
+@pytest.mark.parametrize("cases", [MIXED, HIDDEN_FIRST, (H1, H2), (V1,)], ids=str)
+@pytest.mark.parametrize("results", [row[1] for row in VIEWS])
+def test_what_is_read_back_is_what_the_verdict_derives(cases, results):
+    verdict = judged(cases, results[: len(cases)])
+    view = stored_view(stored(verdict))
+    diff = verdict.diff
+    assert (view.status, view.score, view.stdout, view.stderr, view.exit_code) == (
+        verdict.status.value, verdict.score, verdict.stdout, verdict.stderr, verdict.exit_code
+    )  # fmt: skip
+    assert (view.duration_ms, view.feedback, view.message) == (
+        verdict.duration_ms, verdict.feedback, verdict.message
+    )  # fmt: skip
     assert view.diff == (
-        None
-        if kept.diff_line is None
-        else {"line": kept.diff_line, "expected": kept.diff_expected, "got": kept.diff_got}
+        None if diff is None else {"line": diff.line, "expected": diff.expected, "got": diff.got}
     )
+
+
+def test_a_record_as_graded_gives_its_values_and_is_no_case():
+    kept = graded(MIXED, [wrong(), ok(), ok(), ok()])
+    old = {"score": 0.25, "stdout": "from h1\n", "stderr": "", "exit_code": 3, "diff": None}
+    view = student_view(replace(kept, cases=[*kept.cases, {AS_GRADED: True, **old}]), False)
+    assert {key: getattr(view, key) for key in old} == old
+    assert [case["name"] for case in view.cases] == ["v1", "v2", "h1", "h2"]
+    assert case_records([{AS_GRADED: True, **old}]) == []
 
 
 SHOWN_CASES = [
@@ -263,7 +274,7 @@ def test_a_case_kept_before_its_message_was_is_worded_from_its_english():
     kept = graded(MIXED, [wrong(), ok(), wrong(), ok()])
     for case in kept.cases:
         case.pop("feedback_message")
-    view = student_view(replace(kept, feedback_message=None), False)
+    view = student_view(kept, False)
     assert view.feedback == (
         "2 of 4 cases passed (71% of the points). Case 'v1' failed. "
         "Line 1 differs: expected `ok`, got `no`. Hidden case 'h1' failed."

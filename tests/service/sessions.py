@@ -13,9 +13,9 @@ import pytest
 from itsdangerous import TimestampSigner
 
 from core.runs import RunStatus
-from core.verdicts import Verdict
 from service.store import submissions
 from service.store.models import utcnow
+from testkit import factories
 from testkit.celery import FakeCelery
 
 
@@ -69,6 +69,5 @@ def text_of(page: str, spaced: bool = False) -> str:
 def grade(store, submission_id, status=RunStatus.PASSED, stdout="", stderr="", diff=None, ms=12):
     """Grade a queued submission as a worker would, with the verdict given."""
     claim = submissions.claim(store, submission_id, 30, utcnow())
-    score = 1.0 if status is RunStatus.PASSED else 0.0
-    verdict = Verdict(status, score, stdout, stderr, 0, ms, f"{status.value} feedback", diff)
+    verdict = factories.verdict(status, stdout, stderr, diff, ms)
     assert submissions.finish(store, claim, verdict, utcnow()).saved

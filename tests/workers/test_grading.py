@@ -8,6 +8,7 @@ from sqlalchemy import select
 
 from core.errors import GraderError
 from core.runs import RunOutcome, RunResult, RunStatus
+from core.student_views import stored_view
 from service.store import submissions
 from service.store.models import GradeSync, Submission, SubmissionStatus, SyncStatus, utcnow
 from service.store.submissions import After, Next
@@ -89,7 +90,9 @@ def test_a_wrong_output_is_a_failed_verdict_with_the_first_difference(
 ):
     grade_stored(store, catalog, prints(b"nope\n"), settings, queued)
     saved = row(store, queued)
-    assert (saved.run_status, saved.diff_line, saved.diff_got) == (RunStatus.FAILED, 1, "nope")
+    assert (saved.run_status, saved.diff_line, stored_view(saved).diff["got"]) == (
+        RunStatus.FAILED, 1, "nope"
+    )  # fmt: skip
 
 
 def test_unknown_submission_is_nothing_to_do(store, catalog, settings):
@@ -121,7 +124,7 @@ def test_a_grader_crash_is_retried_then_ends_as_a_visible_error(
         1,
     )
     assert type(error).__name__ in saved.grader_error
-    assert "our fault" in saved.feedback
+    assert "our fault" in stored_view(saved).feedback
     with store.session() as session:
         assert session.query(GradeSync).count() == 1
 
@@ -171,7 +174,7 @@ def test_a_worker_whose_lease_was_taken_over_saves_nothing(
     graded = grade_stored(store, catalog, FakeSandbox(slow_run), settings, queued)
     assert graded.outcome is Outcome.FENCED_OUT and graded.after is None
     saved = row(store, queued)
-    assert (saved.stdout, saved.gradings, saved.claims) == ("other\n", 1, 2)
+    assert (stored_view(saved).stdout, saved.gradings, saved.claims) == ("other\n", 1, 2)
 
 
 def test_a_lesson_missing_from_the_catalog_is_our_fault(store, catalog, settings):

@@ -18,7 +18,7 @@ from core.lessons import Catalog, Lesson
 from core.placements import Closed, Closure, Policy, Reveal
 from core.questions import AnswerError, score_answer
 from core.sources import Fault, SourceRefused
-from core.student_views import student_view
+from core.student_views import case_records, student_view
 from service.queue import GradeMessage, Message, SyncMessage
 from service.settings import Settings
 from service.store import answers, drafts, grades, placement_rows, submissions
@@ -227,7 +227,7 @@ def status_of(store: Store, user: SignedIn, submission_id: int, now: datetime) -
 def withholds(submission: Submission) -> bool:
     """Return whether a graded submission has a hidden case, whose details wait for a reveal."""
     graded = submission.status == SubmissionStatus.GRADED
-    return graded and any(record.get("hidden") for record in submission.cases or [])
+    return graded and any(record.get("hidden") for record in case_records(submission.cases))
 
 
 def describe(submission: Submission, revealed: bool = False) -> dict[str, Any]:

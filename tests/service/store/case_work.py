@@ -2,6 +2,7 @@
 
 from core.cases import CaseVerdict
 from core.compare import LineDiff
+from core.messages import verbatim
 from core.runs import RunStatus
 from core.verdicts import Verdict
 from service.store import submissions
@@ -29,10 +30,8 @@ def graded(store, placement_id, user_id, statuses=None, grader_error=None):
     """Write and grade a submission: `statuses` {case name: RunStatus}; None keeps no cases."""
     submission_id = submission(store, placement_id, user_id)
     cases = tuple(case_verdict(n, s) for n, s in (statuses or {}).items())
-    total = sum(c.weight for c in cases) or 1.0
-    score = sum(c.weight for c in cases if c.passed) / total
     status = next((c.status for c in cases if not c.passed), RunStatus.PASSED)
-    verdict = Verdict(status, score, "", "", 0, 10, "feedback", None, cases)
+    verdict = Verdict(status, 10, verbatim("feedback"), cases)
     claim = submissions.claim(store, submission_id, 30, utcnow())
     assert submissions.finish(store, claim, verdict, utcnow(), grader_error=grader_error).saved
     return submission_id

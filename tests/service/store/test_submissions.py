@@ -6,17 +6,19 @@ from sqlalchemy import select
 
 from core.cases import CaseVerdict
 from core.compare import LineDiff
+from core.messages import verbatim
 from core.runs import RunStatus
+from core.student_views import stored_view
 from core.verdicts import Verdict
 from service.queue import GradeMessage, Order, Queue
 from service.store import grades, submissions
 from service.store.models import Grade, GradeSync, Submission, SubmissionStatus, SyncStatus, utcnow
 from service.store.submissions import After, Claim, Held, Next
-from testkit.factories import SCALED, add_student, place, submission
+from testkit.factories import SCALED, add_student, place, submission, verdict
 
-PASSED = Verdict(RunStatus.PASSED, 1.0, "ok\n", "", 0, 12, "Your output matches.")
-FAILED = Verdict(
-    RunStatus.FAILED, 0.0, "no\n", "", 0, 9, "Line 1 differs.", LineDiff(1, "ok", "no", "d")
+PASSED = verdict(RunStatus.PASSED, "ok\n", feedback="Your output matches.")
+FAILED = verdict(
+    RunStatus.FAILED, "no\n", diff=LineDiff(1, "ok", "no", "d"), ms=9, feedback="Line 1 differs."
 )
 
 
@@ -78,7 +80,9 @@ def test_finish_saves_the_verdict_and_the_sync_once(store):
         0.0,
         1,
     )
-    assert (saved.diff_line, saved.diff_expected, saved.diff_got) == (1, "ok", "no")
+    assert (saved.diff_line, saved.diff_expected) == (1, "ok")
+    shown = stored_view(saved)
+    assert (shown.stdout, shown.diff) == ("no\n", {"line": 1, "expected": "ok", "got": "no"})
     assert saved.lease_token is None and saved.grader_error is None
     fenced = submissions.finish(store, claim, PASSED, utcnow())  # fenced: not running
     assert fenced.next is Next.NOTHING and not fenced.saved
@@ -114,7 +118,7 @@ def test_release_queues_again_and_fail_is_a_visible_error(store, queued):
         0.0,
     )
     assert saved.grader_error == "GraderError: cgroups are gone"
-    assert "our fault" in saved.feedback
+    assert "our fault" in stored_view(saved).feedback
 
 
 def test_claims_race_one_winner(store, queued):
@@ -220,9 +224,9 @@ def test_finish_keeps_every_case_with_what_a_hidden_one_holds(store, queued):
     )  # fmt: skip
     shown = CaseVerdict("example", RunStatus.PASSED, 1.0, False, "", "(no input)", "ok\n",
                         "ok\n", "ok\n", "", 0, 7)  # fmt: skip
-    verdict = Verdict(RunStatus.FAILED, 1 / 3, "ok\n", "", 0, 15, "1 of 2", None, (shown, hidden))
+    graded = Verdict(RunStatus.FAILED, 15, verbatim("1 of 2"), (shown, hidden))
     claim = submissions.claim(store, queued, 30, utcnow())
-    assert submissions.finish(store, claim, verdict, utcnow()).saved
+    assert submissions.finish(store, claim, graded, utcnow()).saved
     kept = row(store, queued).cases
     assert [case["name"] for case in kept] == ["example", "large scores"]
     assert kept[1] == {

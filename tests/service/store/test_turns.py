@@ -5,14 +5,13 @@ its cases' results and goes back to the tail."""
 from sqlalchemy import select
 
 from core.runs import RunOutcome, RunResult, RunStatus
-from core.verdicts import Verdict
 from service.queue import GradeMessage, Queue
 from service.store import submissions
 from service.store.models import Submission, SubmissionStatus, utcnow
 from service.store.submissions import Claim
-from testkit.factories import add_student, place, submission
+from testkit.factories import add_student, place, submission, verdict
 
-DONE = Verdict(RunStatus.TIMEOUT, 0.0, "", "", None, 5000, "Your program ran out of time.")
+DONE = verdict(RunStatus.TIMEOUT, ms=5000, feedback="Your program ran out of time.", exit_code=None)
 
 
 def sent_now(store, ids):

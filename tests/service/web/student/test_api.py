@@ -7,11 +7,11 @@ from datetime import timedelta
 import pytest
 
 from core.runs import RunStatus
-from core.verdicts import Verdict
 from service.queue import TaskName
 from service.store import submissions
 from service.store.models import GradeSync, QuestionAnswer, Submission, utcnow
 from service.web import extensions
+from testkit import factories
 from testkit.apps import swap
 from testkit.celery import FakeCelery, Sent
 from testkit.factories import add_student, place
@@ -131,14 +131,16 @@ def test_status_before_and_after_grading(client, student, sent, store):
         "first_difference", "grader_failed", "cases", "output_case",
     }  # fmt: skip
     assert body["verdict"]["status"] == "passed" and body["verdict"]["score"] == 1.0
-    # graded without cases kept (as rows graded before them were): none listed
-    assert (body["verdict"]["cases"], body["verdict"]["output_case"]) == ([], None)
+    # its one case, whose output the verdict's is (old rows without cases: 0011's test)
+    cases = body["verdict"]["cases"]
+    assert ([c["name"] for c in cases], body["verdict"]["output_case"]) == (["output"], "output")
+    assert body["verdict"]["stdout"] == cases[0]["stdout"] == "hello\n"
 
 
 def grade(store, submission_id, delay_s=0.0):
     time.sleep(delay_s)
     claim = submissions.claim(store, submission_id, 30, utcnow())
-    verdict = Verdict(RunStatus.PASSED, 1.0, "hello\n", "", 0, 5, "It matches.")
+    verdict = factories.verdict(RunStatus.PASSED, "hello\n", ms=5, feedback="It matches.")
     assert submissions.finish(store, claim, verdict, utcnow()).saved
 
 
