@@ -18,11 +18,12 @@ from babel.dates import format_date, format_time
 from babel.numbers import format_decimal, format_percent
 from flask_babel import get_locale
 from flask_babel import gettext as _
-from flask_babel import lazy_gettext as _l
 from markupsafe import Markup
 from pygments import highlight as pygments_highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
+
+from core.messages import N_
 
 if TYPE_CHECKING:
     from flask import Flask
@@ -30,14 +31,14 @@ if TYPE_CHECKING:
 CSS_CLASS = "highlight"  # service/web/static/pygments.css styles this class
 _EXTENSIONS = ["fenced_code", "codehilite", "tables", "sane_lists"]
 _CONFIG = {"codehilite": {"css_class": CSS_CLASS, "guess_lang": False}}
-STATUS_LABELS = {
-    "passed": _l("Passed"),
-    "failed": _l("Output differs"),
-    "error": _l("Error"),
-    "timeout": _l("Time limit exceeded"),
-    "memory_limit": _l("Memory limit exceeded"),
-    "output_limit": _l("Too much output"),
-    "rejected": _l("Not run"),
+STATUS_LABELS = {  # English, worded per request by status_label
+    "passed": N_("Passed"),
+    "failed": N_("Output differs"),
+    "error": N_("Error"),
+    "timeout": N_("Time limit exceeded"),
+    "memory_limit": N_("Memory limit exceeded"),
+    "output_limit": N_("Too much output"),
+    "rejected": N_("Not run"),
 }
 _ENGLISH = Locale("en")
 
@@ -103,7 +104,7 @@ def when(moment: datetime | None) -> str:
 def status_label(run_status: str | None) -> str:
     """Return a run status as words."""
     label = STATUS_LABELS.get(run_status or "")
-    return str(label) if label is not None else run_status or ""
+    return _(label) if label is not None else run_status or ""
 
 
 def case_label(run_status: str | None) -> str:

@@ -12,19 +12,19 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from flask_babel import gettext as _
-from flask_babel import lazy_gettext as _l
 
+from core.messages import N_
 from core.placements import Reveal
 from service.store import placement_rows
 from service.store.database import Store
 from service.store.models import Placement
 
 MAX_ATTEMPTS = 1000
-REVEALS = {
-    Reveal.NEVER: _l("Never"),
-    Reveal.AFTER_PASS: _l("After a passing submission"),
-    Reveal.AFTER_ATTEMPTS: _l("After the last attempt (needs a maximum of attempts)"),
-    Reveal.AFTER_DUE: _l("After the due date"),
+REVEALS = {  # English; the settings page words them per request
+    Reveal.NEVER: N_("Never"),
+    Reveal.AFTER_PASS: N_("After a passing submission"),
+    Reveal.AFTER_ATTEMPTS: N_("After the last attempt (needs a maximum of attempts)"),
+    Reveal.AFTER_DUE: N_("After the due date"),
 }
 _FORM_TIME = "%Y-%m-%dT%H:%M"
 _DECIMAL = re.compile(r"[0-9]{1,3}(?:\.[0-9]{1,4})?")

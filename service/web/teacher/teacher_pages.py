@@ -101,7 +101,7 @@ def _placement_page(found: Placement, form: dict[str, str], errors: dict[str, st
         lesson=report.lesson,
         form=form,
         errors=errors,
-        reveals=placement_settings.REVEALS,
+        reveals={value: _(label) for value, label in placement_settings.REVEALS.items()},
         saved=request.args.get("saved") == "1",
         **page_session(),
     )
