@@ -204,7 +204,7 @@ def judge_case(
         got = values.decode(result.stdout)
     except values.ValueRefused as refused:
         return verdict(
-            RunStatus.ERROR, say("Its value could not be read: {reason}.", reason=refused.text)
+            RunStatus.ERROR, say("Its value could not be read: {reason}.", reason=refused.words)
         )
     shown = values.show(got)
     if isinstance(got, values.Unsupported):

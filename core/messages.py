@@ -12,6 +12,10 @@ number the locale formats: "2.5 s" reads "2,5 sn" in Turkish), a `Percent` (0.5 
 "%50"), or a nested `Message`/`Joined` (a verdict word, a refusal's reason) translated too.
 Stored as JSON beside the English (`to_json`), read back defensively (`from_json`): anything
 malformed gives None, and the page shows the stored English instead.
+
+This is the tool's one form of words said later (a refusal's, a verdict's, an LTI problem's);
+`N_` (defined here only) marks a table's English for the catalog, and the web words it
+where the page is made. No lazy_gettext.
 """
 
 from __future__ import annotations
@@ -95,7 +99,7 @@ def say(template: str, /, **args: Arg) -> Message:
 
 
 def N_(template: str) -> str:  # noqa: N802  the catalog's marker, as in gettext
-    """Mark a template for the catalog where it is written, to be said later with `say`."""
+    """Mark English for the catalog where it is written, to be worded where it is shown."""
     return template
 
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from core.errors import Refusal
+from core.messages import say
+
 
 @dataclass(frozen=True)
 class ChoiceQuestion:
@@ -78,8 +81,13 @@ class QuestionScore:
 MAX_ANSWER_CHARS = 1000  # a fill or a meaning; far longer than any right one
 
 
-class AnswerError(ValueError):
+class AnswerError(Refusal):
     """An answer whose shape does not fit its question (a client fault, not a wrong answer)."""
+
+    code = "malformed_answer"
+
+    def __init__(self, problem: str) -> None:
+        super().__init__(say("The answer does not fit: {problem}.", problem=problem))
 
 
 def score_answer(question: Question, answer: object) -> QuestionScore:

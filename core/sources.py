@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 
+from core.errors import Refusal
 from core.messages import Message, say
 from core.runs import MAX_SOURCE_BYTES
 
@@ -20,18 +21,19 @@ class Fault(enum.StrEnum):
     NUL_CHARACTER = "nul_character"
 
 
-class SourceRefused(ValueError):
-    """A source that is not run: its fault, and one sentence that says why.
+class SourceRefused(Refusal):
+    """A source that is not run: its fault (the code), and one sentence that says why.
 
-    `message` is the sentence in English; `text` the same to be translated (core.messages).
+    413 when too large, else 400; `str()` is the sentence in English, `words` the same to be
+    translated.
     """
 
-    def __init__(self, fault: Fault, text: Message) -> None:
-        message = str(text)
-        super().__init__(message)
+    words: Message
+
+    def __init__(self, fault: Fault, words: Message) -> None:
+        status = 413 if fault is Fault.TOO_LARGE else 400
+        super().__init__(words, status=status, code=fault.value)
         self.fault = fault
-        self.message = message
-        self.text = text
 
 
 def too_large(size: int) -> SourceRefused:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.compare import CompareMode, Tolerance
+from core.errors import Refusal
 from core.messages import Message, say
 
 _SHOWN = 300
@@ -40,15 +41,15 @@ class Unsupported:
     what: str
 
 
-class ValueRefused(Exception):
+class ValueRefused(Refusal):
     """The program's value channel held something that is not a value we can read.
 
-    Its str() is the reason in English; `text` the same to be translated.
+    Its str() is the reason in English; `words` the same to be translated. core.cases makes
+    it a case's error (a value): it never reaches a request, so its status is only nominal.
     """
 
-    def __init__(self, text: Message) -> None:
-        super().__init__(str(text))
-        self.text = text
+    code = "unreadable_value"
+    status = 422
 
 
 @dataclass(frozen=True)

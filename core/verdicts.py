@@ -141,8 +141,8 @@ def grade_in_turns(
     try:
         text = check_source(source)
     except SourceRefused as refused:
-        rejected = RunResult(outcome=RunOutcome.REJECTED, reason=refused.message)
-        return judge(exercise, [rejected] * len(exercise.cases), refusal=refused.text)
+        rejected = RunResult(outcome=RunOutcome.REJECTED, reason=str(refused))
+        return judge(exercise, [rejected] * len(exercise.cases), refusal=refused.words)
     files = exercise.files_with(text)
     requests = [
         case.request(files, exercise.entrypoint, exercise.limits) for case in exercise.cases

@@ -10,7 +10,8 @@ verdict is stored once, as its message and its cases (issue 28);
 web code reaches the app's resources through service/web/extensions.py; CODEBLANKS_*
 variables are read in service/settings.py only; no template or module compares a value with
 a quoted status word, and the words of each status are one table keyed by its enum's members,
-in service/web/labels.py (issue 28).
+in service/web/labels.py; words said later are core.messages texts (no lazy_gettext, one N_),
+and every refusal is a core.errors.Refusal that only the boundary answers (issue 28).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import subprocess
 import sys
 from collections import defaultdict
@@ -394,6 +396,128 @@ def test_the_error_handlers_are_registered_in_one_place():
                 "app_errorhandler",
             ):
                 wrong.append(f"{path}:{node.lineno} registers an error handler")
+    assert wrong == []
+
+
+# ---- words and refusals (issue 28, points 1 and 2) ------------------------------------------
+
+BOUNDARY = "service/web/boundary.py"
+REFUSAL_NAME = re.compile(r"(Refused|Problem|Error)$")
+# a refusal caught by a view that shows it on its own page, and why
+SHOWN_IN_PLACE = {
+    ("service/web/teacher/regrade_pages.py", "RegradeProblem"): "beside the regrade's form",
+}
+# classes named like a refusal that are faults of ours, and why
+NOT_REFUSALS = {
+    "ScoreRefused": "a GraderError: an LMS refusing a score is retried, never a user's answer",
+}
+
+
+def test_words_for_later_are_core_messages_only():
+    """One deferred text: no lazy_gettext, no Said/_l of service.lti.words, one N_."""
+    wrong = []
+    for path, tree in SOURCES.items():
+        for module, names, line in _imports(tree):
+            if (
+                module == "service.lti.words"
+                or "lazy_gettext" in names
+                or "N_" in names
+                and (module != "core.messages")
+            ):
+                wrong.append(f"{path}:{line} imports {module} {names}")
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.ClassDef) and node.name in ("N_", "_l"):
+                if (path, node.name) != ("core/messages.py", "N_"):
+                    wrong.append(f"{path}:{node.lineno} defines {node.name}")
+    assert wrong == []
+    keywords = re.findall(r"-k (\S+)", (REPO / "scripts/i18n.sh").read_text())
+    assert sorted(keywords) == ["N_", "say"], keywords
+    assert not (REPO / "service/lti/words.py").exists()
+
+
+def _classes() -> dict[str, list[str]]:
+    """Return the modules defining each class of ours, by its name."""
+    found: dict[str, list[str]] = defaultdict(list)
+    for path, tree in SOURCES.items():
+        if path.startswith(OTHER_PROGRAMS):
+            continue
+        module = path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                found[node.name].append(module)
+    return found
+
+
+def _names(node: ast.expr | None) -> list[str]:
+    """Return the class names an `except` clause (or a handler registration) names."""
+    if isinstance(node, ast.Tuple):
+        return [name for element in node.elts for name in _names(element)]
+    if isinstance(node, ast.Name):
+        return [node.id]
+    if isinstance(node, ast.Attribute):
+        return [node.attr]
+    return []
+
+
+def _caught_by_the_web() -> list[tuple[str, int, str, ast.AST]]:
+    """Return (path, line, class name, handler) for what service/web catches or registers."""
+    found = []
+    for path, tree in SOURCES.items():
+        if not path.startswith("service/web/"):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ExceptHandler):
+                found += [(path, node.lineno, name, node) for name in _names(node.type)]
+            elif isinstance(node, ast.Call) and _names(node.func) == ["register_error_handler"]:
+                found += [(path, node.lineno, name, node) for name in _names(node.args[0])]
+    return found
+
+
+def _root() -> type:
+    import core.errors
+
+    root = getattr(core.errors, "Refusal", None)
+    assert isinstance(root, type), "core/errors.py draws no Refusal root"
+    return root
+
+
+def test_every_refusal_derives_from_the_one_root():
+    """What a view or the boundary catches by a refusal's name, and every class named
+    *Refused or *Problem, is a core.errors.Refusal."""
+    import importlib
+
+    root = _root()
+    classes = _classes()
+    named = {(name, m) for name, modules in classes.items() for m in modules}
+    wanted = {(name, m) for name, m in named if re.search("(Refused|Problem)$", name)}
+    for _path, _line, name, _node in _caught_by_the_web():
+        if REFUSAL_NAME.search(name):
+            wanted |= {(name, m) for m in classes.get(name, [])}
+    wrong = []
+    for name, module in sorted(wanted):
+        if name in NOT_REFUSALS:
+            continue
+        found = getattr(importlib.import_module(module), name)
+        if not issubclass(found, root):
+            wrong.append(f"{module}.{name}")
+    assert wanted, "no refusal found: the rule sees nothing"
+    assert wrong == []
+
+
+def test_only_the_boundary_turns_a_refusal_into_a_response():
+    """The boundary registers one handler for every refusal; a view that catches one raises
+    again (another refusal), unless it shows it on its own page (SHOWN_IN_PLACE)."""
+    classes = _classes()
+    registered, wrong = set(), []
+    for path, line, name, node in _caught_by_the_web():
+        if not (REFUSAL_NAME.search(name) or name == "Refusal") or name not in classes:
+            continue
+        if path == BOUNDARY:
+            registered.add(name)
+        elif isinstance(node, ast.ExceptHandler) and (path, name) not in SHOWN_IN_PLACE:
+            if not any(isinstance(inner, ast.Raise) for inner in ast.walk(node)):
+                wrong.append(f"{path}:{line} answers a {name} itself")
+    assert registered == {"Refusal"}, registered
     assert wrong == []
 
 

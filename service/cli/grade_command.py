@@ -42,7 +42,7 @@ def grade(
         check_source(source)
     except SourceRefused as refused:  # too large or a NUL: a `rejected` verdict, as the API's
         if refused.fault is Fault.NOT_UTF8:  # not a text file at all: a usage error
-            _fail(f"{submission_file}: {refused.message}")
+            _fail(f"{submission_file}: {refused}")
     try:
         with obj.sandbox(backend) as sandbox:
             verdict = grade_source(lesson.exercise, source, sandbox)

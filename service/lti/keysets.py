@@ -14,15 +14,15 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import jwt
 import requests
 
+from core.messages import say
 from service.lti.claims import LaunchProblem
 from service.lti.services import unreadable
-from service.lti.words import _l
 from service.outbound import Client, Unreadable, document, explain
 
 ALGORITHMS = ("RS256", "RS384", "RS512")
@@ -53,33 +53,35 @@ class KeySets:
     def public_key(self, url: str, kid: str | None, alg: str | None) -> Any:
         """Return the public key for a token header's kid and alg, or raise LaunchProblem."""
         if not kid:
-            raise LaunchProblem(_l("Missing kid"), _l("the id_token header names no key (kid)"))
+            raise LaunchProblem(say("Missing kid"), say("the id_token header names no key (kid)"))
         if alg not in ALGORITHMS:
             raise LaunchProblem(
-                _l("Refused algorithm"),
-                _l(
-                    "alg %(alg)s is not one of %(algorithms)s", alg=repr(alg), algorithms=ALGORITHMS
+                say("Refused algorithm"),
+                say(
+                    "alg {alg} is not one of {algorithms}",
+                    alg=repr(alg),
+                    algorithms=str(ALGORITHMS),
                 ),
             )
         jwk = self._keys(url, kid).get(kid)
         if jwk is None:
             raise LaunchProblem(
-                _l("Unknown key"),
-                _l("no key with kid %(kid)s in the platform's key set", kid=repr(kid)),
-                _l("the key set URL registered for this platform (%(url)s)", url=url),
+                say("Unknown key"),
+                say("no key with kid {kid} in the platform's key set", kid=repr(kid)),
+                say("the key set URL registered for this platform ({url})", url=url),
             )
         if jwk.get("alg", alg) != alg:
             raise LaunchProblem(
-                _l("Key algorithm mismatch"),
-                _l("key %(kid)s is not for %(alg)s", kid=repr(kid), alg=alg),
+                say("Key algorithm mismatch"),
+                say("key {kid} is not for {alg}", kid=repr(kid), alg=alg),
             )
         try:
             return jwt.PyJWK(jwk, algorithm=alg).key
         except jwt.PyJWTError as exc:  # InvalidKeyError too, which PyJWKError is not
             log.warning("key %.100r of %s cannot be read: %.300r", kid, url, exc)  # quotes the key
             raise LaunchProblem(
-                _l("Unusable key"),
-                _l("key %(kid)s in the platform's key set cannot be read", kid=repr(kid)),
+                say("Unusable key"),
+                say("key {kid} in the platform's key set cannot be read", kid=repr(kid)),
                 status=502,
             ) from exc
 
@@ -91,7 +93,7 @@ class KeySets:
             wanted = now - entry.fetched_at > self._ttl_s or kid not in entry.keys
             if not wanted or now - entry.tried_at < self._refetch_s:
                 if entry.problem is not None and kid not in entry.keys:
-                    raise replace(entry.problem)  # it failed moments ago: do not hammer it
+                    raise entry.problem.anew()  # it failed moments ago: do not hammer it
                 return entry.keys
             in_flight = entry.fetching
             if in_flight is None:
@@ -102,20 +104,20 @@ class KeySets:
             return entry.keys
         if not in_flight.wait(self._client.policy.deadline_s + 1):
             raise LaunchProblem(
-                _l("Key set unavailable"),
-                _l("fetching %(url)s takes too long", url=url),
+                say("Key set unavailable"),
+                say("fetching {url} takes too long", url=url),
                 status=502,
             )
         with self._lock:
             if entry.problem is not None and kid not in entry.keys:
-                raise replace(entry.problem)
+                raise entry.problem.anew()
             return entry.keys
 
     def _refresh(self, url: str, entry: _Entry) -> Keys:
         """Fetch a key set for everyone waiting on it; record the keys or why it failed."""
         keys: Keys | None = None
         problem = LaunchProblem(
-            _l("Key set unavailable"), _l("fetching %(url)s failed", url=url), status=502
+            say("Key set unavailable"), say("fetching {url} failed", url=url), status=502
         )
         try:
             keys = self._fetch(url)
@@ -141,20 +143,20 @@ class KeySets:
             found = document(response)
         except requests.RequestException as exc:
             raise LaunchProblem(
-                _l("Key set unavailable"),
-                _l("fetching %(url)s failed: %(exc)s", url=url, exc=explain(exc)),
-                _l("the platform's key set URL and that this server can reach it"),
+                say("Key set unavailable"),
+                say("fetching {url} failed: {exc}", url=url, exc=explain(exc)),
+                say("the platform's key set URL and that this server can reach it"),
                 status=502,
             ) from exc
         except Unreadable as exc:
             raise LaunchProblem(
-                _l("Bad key set"),
-                unreadable(_l("the key set at %(url)s", url=url), exc.fault),
+                say("Bad key set"),
+                unreadable(say("the key set at {url}", url=url), exc.fault),
                 status=502,
             ) from None
         keys = found.get("keys")
         if not isinstance(keys, list):
             raise LaunchProblem(
-                _l("Bad key set"), _l("%(url)s is not a JWKS document", url=url), status=502
+                say("Bad key set"), say("{url} is not a JWKS document", url=url), status=502
             )
         return {k["kid"]: k for k in keys if isinstance(k, dict) and isinstance(k.get("kid"), str)}

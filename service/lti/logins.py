@@ -17,9 +17,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 
+from core.messages import say
 from service.lti.claims import LaunchProblem
 from service.lti.validation import Login
-from service.lti.words import _l
 from service.store import lti_logins, platform_rows
 from service.store.database import Store
 from service.store.models import LtiLogin, Platform, utcnow
@@ -57,14 +57,14 @@ def login_params(values: Mapping[str, str]) -> dict[str, str]:
             continue
         if len(value) > limit:
             raise LaunchProblem(
-                _l("Oversized login parameter"),
-                _l(
-                    "%(name)s is %(length)s characters long; at most %(limit)s are allowed",
+                say("Oversized login parameter"),
+                say(
+                    "{name} is {length} characters long; at most {limit} are allowed",
                     name=name,
                     length=len(value),
                     limit=limit,
                 ),
-                _l("the LMS's tool URL and its login request"),
+                say("the LMS's tool URL and its login request"),
             )
         params[name] = value
     return params
@@ -76,21 +76,21 @@ def find_platform(store: Store, issuer: str, client_id: str | None) -> Platform:
     if not found:
         who = f"issuer {issuer!r}" + (f" and client id {client_id!r}" if client_id else "")
         raise LaunchProblem(
-            _l("Unknown platform"),
-            _l("no platform is registered with %(who)s", who=who),
-            _l(
+            say("Unknown platform"),
+            say("no platform is registered with {who}", who=who),
+            say(
                 "that the tool was registered for this LMS (codeblanks platforms add, or "
                 "dynamic registration), with this exact issuer and client id"
             ),
         )
     if len(found) > 1:
         raise LaunchProblem(
-            _l("Ambiguous platform"),
-            _l(
-                "several registrations share issuer %(issuer)s and the login names no client_id",
+            say("Ambiguous platform"),
+            say(
+                "several registrations share issuer {issuer} and the login names no client_id",
                 issuer=repr(issuer),
             ),
-            _l("that the LMS sends client_id in its login request"),
+            say("that the LMS sends client_id in its login request"),
         )
     return found[0]
 
@@ -124,12 +124,12 @@ def pending(store: Store, state: str) -> LtiLogin:
     login = lti_logins.by_state(store, state)
     if login is None or login.used_at is not None or login.expires_at < utcnow():
         raise LaunchProblem(
-            _l("Unknown or used state"),
-            _l(
+            say("Unknown or used state"),
+            say(
                 "this launch does not answer a login in progress (it was used, has expired, or "
                 "never existed)"
             ),
-            _l("that the launch was not replayed; start it again from the LMS"),
+            say("that the launch was not replayed; start it again from the LMS"),
             status=403,
         )
     return login
@@ -139,15 +139,15 @@ def consume(store: Store, login: LtiLogin, browser_token: str | None) -> Login:
     """Check the browser token and use the login up; return what the launch must match."""
     if not browser_token or not hmac.compare_digest(_hash(browser_token), login.browser_hash):
         raise LaunchProblem(
-            _l("Launch from another browser"),
-            _l("the state of this launch was made for another browser session"),
-            _l("that cookies for this tool are allowed, or open the tool in a new window"),
+            say("Launch from another browser"),
+            say("the state of this launch was made for another browser session"),
+            say("that cookies for this tool are allowed, or open the tool in a new window"),
             status=403,
         )
     platform = lti_logins.use(store, login.id, login.platform_id, utcnow())
     if platform is None:
         raise LaunchProblem(
-            _l("Unknown or used state"), _l("this login was used already"), status=403
+            say("Unknown or used state"), say("this login was used already"), status=403
         )
     return Login(
         platform.id, platform.issuer, platform.client_id, platform.key_set_url, login.nonce

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit
@@ -12,8 +12,9 @@ from urllib.parse import urlencode, urlsplit
 import requests
 from sqlalchemy.exc import IntegrityError
 
+from core.messages import Message, say
+from service.lti.claims import LtiProblem
 from service.lti.services import AGS_SCOPES, SCOPE_NRPS, unreadable
-from service.lti.words import _l, translated
 from service.outbound import Unreadable, check_url, document, explain, status_of
 from service.store import platform_rows, registration_tokens
 from service.store.database import Store
@@ -165,29 +166,14 @@ def tool_configuration(ctx: LtiContext) -> dict[str, Any]:
     }
 
 
-@dataclass(frozen=True)
-class RegistrationProblem(Exception):
+class RegistrationProblem(LtiProblem):
     """Why a dynamic registration was refused, in the words of registration (not launches)."""
 
-    title: str
-    detail: str
-    check: str = _l(
+    code = "registration_refused"
+    check_by_default = say(
         "get a fresh registration URL from this tool's administrator (`codeblanks platforms "
         "register-url`, or the admin page /admin/platforms) and paste it into the LMS again"
     )
-    status: int = 400
-
-    def __str__(self) -> str:
-        return f"{self.title}: {self.detail}"
-
-    def translated(self) -> RegistrationProblem:
-        """Return the problem in the request's language (see service.lti.words)."""
-        return replace(
-            self,
-            title=translated(self.title),
-            detail=translated(self.detail),
-            check=translated(self.check),
-        )
 
 
 def register(
@@ -201,37 +187,38 @@ def register(
     """
     if not config_url:
         raise RegistrationProblem(
-            _l("Not started by an LMS"),
-            _l(
+            say("Not started by an LMS"),
+            say(
                 "the request carries no openid_configuration: paste this URL into the LMS's "
                 'dynamic registration (Moodle: "Tool URL" then "Add LTI Advantage")'
             ),
-            _l("paste the registration URL into the LMS instead of opening it yourself"),
+            say("paste the registration URL into the LMS instead of opening it yourself"),
         )
     _checked(config_url, "openid_configuration")
     if platform_token is not None and len(platform_token) > 8192:
         raise RegistrationProblem(
-            _l("Bad registration request"), _l("the registration_token is too long")
+            say("Bad registration request"), say("the registration_token is too long")
         )
     headers = {"Authorization": f"Bearer {platform_token}"} if platform_token else {}
-    config = _json(lambda: ctx.http.get(config_url, headers=headers), _l("the LMS's configuration"))
+    what = say("the LMS's configuration")
+    config = _json(lambda: ctx.http.get(config_url, headers=headers), what)
     issuer = config.get("issuer")
     if not isinstance(issuer, str) or not _issuer_fits(issuer, config_url):
         raise RegistrationProblem(
-            _l("Issuer mismatch"),
-            _l(
-                "the configuration at %(config_url)s names an issuer on another host",
+            say("Issuer mismatch"),
+            say(
+                "the configuration at {config_url} names an issuer on another host",
                 config_url=config_url,
             ),
-            _l("the LMS's site URL (its issuer must be on the host of its configuration URL)"),
+            say("the LMS's site URL (its issuer must be on the host of its configuration URL)"),
         )
     _checked(issuer, "issuer")
     needed = ("registration_endpoint", "authorization_endpoint", "token_endpoint", "jwks_uri")
     missing = [key for key in needed if not isinstance(config.get(key), str)]
     if missing:
         raise RegistrationProblem(
-            _l("Incomplete configuration"),
-            _l("the LMS's configuration lacks %(missing)s", missing=", ".join(missing)),
+            say("Incomplete configuration"),
+            say("the LMS's configuration lacks {missing}", missing=", ".join(missing)),
         )
     for key in needed:
         _checked(config[key], key)
@@ -240,22 +227,22 @@ def register(
         lambda: ctx.http.post(
             config["registration_endpoint"], json=tool_configuration(ctx), headers=headers
         ),
-        _l("the LMS's registration endpoint"),
+        say("the LMS's registration endpoint"),
     )
     client_id = answer.get("client_id")
     deployment_id = (answer.get(TOOL_CONFIG) or {}).get("deployment_id")
     if not isinstance(client_id, str) or not 0 < len(client_id) <= 255:
         raise RegistrationProblem(
-            _l("Registration refused"),
-            _l("the LMS's answer carries no usable client_id"),
+            say("Registration refused"),
+            say("the LMS's answer carries no usable client_id"),
             status=502,
         )
     if deployment_id is not None and (
         not isinstance(deployment_id, str) or not 0 < len(deployment_id) <= 255
     ):
         raise RegistrationProblem(
-            _l("Registration refused"),
-            _l("the LMS's answer carries an unusable deployment_id"),
+            say("Registration refused"),
+            say("the LMS's answer carries an unusable deployment_id"),
             status=502,
         )
     # not the product's code ("moodle" names every Moodle): the admin's name, the site's, or
@@ -279,28 +266,28 @@ def register(
     except (ValueError, IntegrityError) as exc:
         log.warning("registration not stored: %.500s", exc)  # names the LMS's own values
         raise RegistrationProblem(
-            _l("Registration not stored"),
+            say("Registration not stored"),
             _not_stored(ctx.store, issuer, client_id, replaced),
             status=409,
         ) from exc
 
 
-def _not_stored(store: Store, issuer: str, client_id: str, replaced: int | None) -> str:
+def _not_stored(store: Store, issuer: str, client_id: str, replaced: int | None) -> Message:
     """Say why the store kept a registration out, in our words (never the LMS's values)."""
     if replaced is not None:
-        return _l(
-            "this registration URL was made to replace platform %(replaces_id)s, but the LMS "
+        return say(
+            "this registration URL was made to replace platform {replaces_id}, but the LMS "
             "registered another client id; nothing was changed",
-            replaces_id=replaced,
+            replaces_id=str(replaced),
         )
     found = platform_rows.with_issuer(store, issuer, client_id)
     if not found:  # two registrations of one client id at once: the other one was stored
-        return _l("another registration of this client id was stored at the same moment")
-    return _l(
-        "platform %(platform_id)s is registered already with this issuer and client id, with "
+        return say("another registration of this client id was stored at the same moment")
+    return say(
+        "platform {platform_id} is registered already with this issuer and client id, with "
         "other URLs or settings; they are kept. To change them, make a registration URL with "
-        "`codeblanks platforms register-url --replace %(platform_id)s`",
-        platform_id=found[0].id,
+        "`codeblanks platforms register-url --replace {platform_id}`",
+        platform_id=str(found[0].id),
     )
 
 
@@ -332,13 +319,13 @@ def _replaced(store: Store, grant: Grant, issuer: str) -> int | None:
     if old_issuer != issuer:
         log.warning("registration for platform %s names issuer %.200r", grant.replaces_id, issuer)
         raise RegistrationProblem(
-            _l("Another LMS"),
-            _l(
-                "this registration URL was made to replace platform %(replaces_id)s, whose "
+            say("Another LMS"),
+            say(
+                "this registration URL was made to replace platform {replaces_id}, whose "
                 "issuer is not this LMS's",
-                replaces_id=grant.replaces_id,
+                replaces_id=str(grant.replaces_id),
             ),
-            _l("that the URL is pasted into the LMS it was made for"),
+            say("that the URL is pasted into the LMS it was made for"),
             status=409,
         )
     return grant.replaces_id
@@ -350,8 +337,8 @@ def _checked(url: object, what: str) -> str:
     except ValueError:
         log.warning("registration: refused %s %.200r", what, url)  # the LMS's words: logged
         raise RegistrationProblem(
-            _l("Refused URL"),
-            _l("the LMS's %(what)s is not an https URL (http only for loopback)", what=what),
+            say("Refused URL"),
+            say("the LMS's {what} is not an https URL (http only for loopback)", what=what),
         ) from None
     return str(url)
 
@@ -391,15 +378,15 @@ def canvas_config(ctx: LtiContext) -> dict[str, Any]:
     }
 
 
-def _json(call: Callable[[], requests.Response], what: str) -> dict[str, Any]:
+def _json(call: Callable[[], requests.Response], what: Message) -> dict[str, Any]:
     """Return a JSON object from a platform's endpoint; no word of its answer is shown back."""
     try:
         response = call()
     except requests.RequestException as exc:
         raise RegistrationProblem(
-            _l("LMS unreachable"),
-            _l("%(what)s could not be fetched: %(reason)s", what=what, reason=explain(exc)),
-            _l(
+            say("LMS unreachable"),
+            say("{what} could not be fetched: {reason}", what=what, reason=explain(exc)),
+            say(
                 "that this server can reach the LMS (on-premises LMSs: CODEBLANKS_OUTBOUND_ALLOW, "
                 "see docs/operations.md)"
             ),
@@ -407,13 +394,13 @@ def _json(call: Callable[[], requests.Response], what: str) -> dict[str, Any]:
         ) from exc
     if not response.ok:
         raise RegistrationProblem(
-            _l("LMS refused"),
-            _l("%(what)s answered %(status)s", what=what, status=status_of(response)),
+            say("LMS refused"),
+            say("{what} answered {status}", what=what, status=status_of(response)),
             status=502,
         )
     try:
         return document(response)
     except Unreadable as exc:
         raise RegistrationProblem(
-            _l("Not an LTI platform"), unreadable(what, exc.fault), status=502
+            say("Not an LTI platform"), unreadable(what, exc.fault), status=502
         ) from None

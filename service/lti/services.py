@@ -23,9 +23,9 @@ from pylti1p3.registration import Registration
 from pylti1p3.service_connector import ServiceConnector
 
 from core.errors import GraderError
+from core.messages import Message, say
 from core.platforms import AWAY_STATUSES
 from service.lti.keys import SigningKey
-from service.lti.words import _l
 from service.outbound import Fault, Unreadable, document, explain, status_of, unanswered
 
 SCOPE_LINEITEM = "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem"
@@ -188,10 +188,10 @@ def throttled(response: requests.Response) -> bool:
         return False
 
 
-def unreadable(what: str, fault: Fault) -> str:
+def unreadable(what: Message, fault: Fault) -> Message:
     """Say, in the reader's language, what is wrong with a platform's JSON (for a page)."""
     if fault is Fault.TOO_DEEP:
-        return _l("%(what)s answered JSON nested too deeply", what=what)
+        return say("{what} answered JSON nested too deeply", what=what)
     if fault is Fault.NOT_JSON:
-        return _l("%(what)s did not answer JSON", what=what)
-    return _l("%(what)s did not answer a JSON object", what=what)
+        return say("{what} did not answer JSON", what=what)
+    return say("{what} did not answer a JSON object", what=what)

@@ -19,9 +19,9 @@ from pylti1p3.exception import LtiException
 from pylti1p3.message_launch import MessageLaunch
 from pylti1p3.request import Request
 
+from core.messages import say
 from service.lti.claims import LaunchProblem, check_audience, check_message, client_id_of
 from service.lti.keysets import KeySets
-from service.lti.words import _l
 
 LEEWAY_S = 60
 LTI = "https://purl.imsglobal.org/spec/lti/claim/"
@@ -98,14 +98,14 @@ class HardenedLaunch(MessageLaunch[_Form, Any, Any, Any]):
     def run(self) -> ValidLaunch:
         """Run every check; return the launch or raise LaunchProblem saying what failed."""
         if not self._get_request_param("id_token"):
-            raise LaunchProblem(_l("Missing id_token"), _l("the launch POST carries no id_token"))
+            raise LaunchProblem(say("Missing id_token"), say("the launch POST carries no id_token"))
         try:
             self.validate_jwt_format()
         except LtiException as exc:
-            raise LaunchProblem(_l("Malformed id_token"), str(exc)) from exc
+            raise LaunchProblem(say("Malformed id_token"), str(exc)) from exc
         body: object = self._jwt["body"]
         if not isinstance(body, dict):
-            raise LaunchProblem(_l("Malformed id_token"), _l("its body is not a JSON object"))
+            raise LaunchProblem(say("Malformed id_token"), say("its body is not a JSON object"))
         self.validate_registration()
         self.validate_jwt_signature()
         self.validate_nonce()
@@ -118,25 +118,24 @@ class HardenedLaunch(MessageLaunch[_Form, Any, Any, Any]):
         body = self._jwt["body"]
         if body.get("iss") != self._login.issuer:
             raise LaunchProblem(
-                _l("Wrong issuer"),
-                _l(
-                    "the id_token is from %(token_issuer)s, but the login was for %(issuer)s",
+                say("Wrong issuer"),
+                say(
+                    "the id_token is from {token_issuer}, but the login was for {issuer}",
                     token_issuer=repr(body.get("iss")),
                     issuer=repr(self._login.issuer),
                 ),
-                _l("the issuer registered for this platform"),
+                say("the issuer registered for this platform"),
                 status=403,
             )
         if client_id_of(body) != self._login.client_id:
             raise LaunchProblem(
-                _l("Wrong client id"),
-                _l(
-                    "the id_token is for client %(token_client)s, but the login was for "
-                    "%(client_id)s",
+                say("Wrong client id"),
+                say(
+                    "the id_token is for client {token_client}, but the login was for {client_id}",
                     token_client=repr(client_id_of(body)),
                     client_id=repr(self._login.client_id),
                 ),
-                _l("the client id registered for this platform"),
+                say("the client id registered for this platform"),
                 status=403,
             )
         return self
@@ -159,23 +158,23 @@ class HardenedLaunch(MessageLaunch[_Form, Any, Any, Any]):
             )
         except jwt.ExpiredSignatureError as exc:
             raise LaunchProblem(
-                _l("Expired launch"),
-                _l("the id_token has expired"),
-                _l("the clocks of both servers"),
+                say("Expired launch"),
+                say("the id_token has expired"),
+                say("the clocks of both servers"),
             ) from exc
         except jwt.ImmatureSignatureError as exc:
             raise LaunchProblem(
-                _l("Launch from the future"),
-                _l(
-                    "the id_token was issued more than %(leeway)s s from now (%(exc)s)",
+                say("Launch from the future"),
+                say(
+                    "the id_token was issued more than {leeway} s from now ({exc})",
                     leeway=LEEWAY_S,
-                    exc=exc,
+                    exc=str(exc),
                 ),
-                _l("the clocks of both servers"),
+                say("the clocks of both servers"),
             ) from exc
         except jwt.InvalidTokenError as exc:
             raise LaunchProblem(
-                _l("Invalid id_token"), str(exc), _l("the platform's key set URL"), status=403
+                say("Invalid id_token"), str(exc), say("the platform's key set URL"), status=403
             ) from exc
         check_audience(self._jwt["body"], self._login.client_id)
         return self
@@ -185,11 +184,11 @@ class HardenedLaunch(MessageLaunch[_Form, Any, Any, Any]):
         nonce = self._jwt["body"].get("nonce")
         if nonce != self._login.nonce:
             raise LaunchProblem(
-                _l("Wrong nonce"), _l("the nonce is not the one this login sent"), status=403
+                say("Wrong nonce"), say("the nonce is not the one this login sent"), status=403
             )
         if not self._use_nonce(self._login.issuer, nonce):
             raise LaunchProblem(
-                _l("Replayed launch"), _l("this id_token was used before"), status=403
+                say("Replayed launch"), say("this id_token was used before"), status=403
             )
         return self
 
@@ -199,12 +198,12 @@ class HardenedLaunch(MessageLaunch[_Form, Any, Any, Any]):
         if isinstance(deployment_id, str) and len(deployment_id) <= 255 and deployment_id:
             if not self._deployment_known(self._login.platform_id, deployment_id):
                 raise LaunchProblem(
-                    _l("Unknown deployment"),
-                    _l(
-                        "deployment %(deployment_id)s is not registered for this platform",
+                    say("Unknown deployment"),
+                    say(
+                        "deployment {deployment_id} is not registered for this platform",
                         deployment_id=repr(deployment_id),
                     ),
-                    _l(
+                    say(
                         "the deployment id in the platform registration "
                         "(codeblanks platforms add --deployment-id, or the admin page)"
                     ),
@@ -219,5 +218,5 @@ class HardenedLaunch(MessageLaunch[_Form, Any, Any, Any]):
         try:
             super().validate_message()
         except LtiException as exc:
-            raise LaunchProblem(_l("Invalid launch message"), str(exc)) from exc
+            raise LaunchProblem(say("Invalid launch message"), str(exc)) from exc
         return message_type

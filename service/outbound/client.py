@@ -37,7 +37,7 @@ from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConn
 from service.outbound.addresses import Allowed, address, kind, loopback
 from service.outbound.deadline import Deadline
 from service.outbound.reading import Answer, Head, read_body
-from service.outbound.refusals import OutboundError, Reason, Refusal
+from service.outbound.refusals import OutboundError, Reason, Stopped
 from service.outbound.resolver import Resolver
 from service.settings import Settings
 
@@ -78,7 +78,7 @@ class _Call:
         """Return the seconds left, or refuse to go on once the deadline has passed."""
         left = self.deadline.left()
         if left <= 0:
-            raise Refusal(Reason.LATE, self.late())
+            raise Stopped(Reason.LATE, self.late())
         return left
 
     def late(self) -> str:
@@ -115,7 +115,7 @@ class _Guarded:
     def _new_conn(self) -> socket.socket:
         call = _CALL.get()
         if call is None:
-            raise Refusal(Reason.REFUSED, f"refused: {self.host}: not through the outbound client")
+            raise Stopped(Reason.REFUSED, f"refused: {self.host}: not through the outbound client")
         # its answer's head is read within the caps (a new connection for every request)
         self.response_class = functools.partial(Head, origin=call.origin)
         try:
@@ -133,7 +133,7 @@ class _Guarded:
                 where = str(ip)
             else:
                 where = f"{self.host} resolves to {ip}, which"
-            raise Refusal(
+            raise Stopped(
                 Reason.REFUSED,
                 f"refused: {where} is {kind(ip)}; outbound requests reach public addresses "
                 "only, unless CODEBLANKS_OUTBOUND_ALLOW lists the host",
@@ -216,7 +216,7 @@ class _Adapter(requests.adapters.HTTPAdapter):
             left = call.left()
             response = super().send(request, True, _within(timeout, left), verify, cert, None)
             read_body(response, call.origin, call.policy.max_bytes)
-        except Refusal as exc:
+        except Stopped as exc:
             raise OutboundError(str(exc), reason=exc.reason, request=request) from None
         # pylti1p3 reads answers with response.json(): the same reader as ours (Answer.json)
         response.__class__ = Answer

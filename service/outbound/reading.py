@@ -17,7 +17,7 @@ from typing import Any, BinaryIO
 
 import requests
 
-from service.outbound.refusals import Fault, Reason, Refusal, Unreadable
+from service.outbound.refusals import Fault, Reason, Stopped, Unreadable
 
 # an LMS's answers carry a few KiB of headers (cookies, CSP, an NRPS page's Link header):
 # 64 KiB is ample, and as much as http.client allows for a single line
@@ -44,7 +44,7 @@ class _HeadStream:
         self._left -= len(line)
         self._lines += 1
         if self._left < 0 or self._lines > MAX_HEAD_LINES:
-            raise Refusal(
+            raise Stopped(
                 Reason.TOO_LARGE,
                 f"refused: the headers of the answer to {self._origin} are over "
                 f"{MAX_HEAD_BYTES} bytes or {MAX_HEAD_LINES} lines",
@@ -77,7 +77,7 @@ class Head(http.client.HTTPResponse):
 
 def read_body(response: requests.Response, origin: str, limit: int) -> None:
     """Read the whole answer now, refusing one larger than `limit` bytes."""
-    too_large = Refusal(
+    too_large = Stopped(
         Reason.TOO_LARGE, f"refused: the answer from {origin} is over {limit} bytes"
     )
     declared = response.headers.get("Content-Length", "")

@@ -5,6 +5,7 @@ come from anything a URL can point at, so no word of it reaches a page: a page g
 status code and these words; the log gets the server's own, bounded and escaped.
 
     OutboundError (requests.RequestException)  .reason: REFUSED | TOO_LARGE | LATE
+    Stopped (inside urllib3, told as an OutboundError)
     Unreadable (ValueError)                    .fault: NOT_JSON | TOO_DEEP | NOT_OBJECT
 """
 
@@ -38,8 +39,9 @@ class OutboundError(requests.RequestException):
         self.reason = reason
 
 
-class Refusal(Exception):  # noqa: N818
-    """Raised inside urllib3, which would wrap any OSError (so any RequestException)."""
+class Stopped(Exception):  # noqa: N818  not core.errors.Refusal: no request of a user's
+    """The client stopped a request, raised inside urllib3 (which would wrap any OSError, so
+    any RequestException) and told as an OutboundError."""
 
     def __init__(self, reason: Reason, message: str) -> None:
         super().__init__(message)

@@ -18,7 +18,7 @@ from typing import Any
 
 from service.outbound.addresses import address
 from service.outbound.deadline import Deadline
-from service.outbound.refusals import Reason, Refusal
+from service.outbound.refusals import Reason, Stopped
 
 Found = list[tuple[Any, ...]]
 
@@ -33,14 +33,14 @@ class Resolver:
     def resolve(self, host: str, port: int, deadline: Deadline, late: str) -> Found:
         """Return getaddrinfo's answer for a TCP connection, within the deadline.
 
-        Raise socket.gaierror as getaddrinfo does, or Refusal(LATE) saying `late` (which
+        Raise socket.gaierror as getaddrinfo does, or Stopped(LATE) saying `late` (which
         request ran out of time) once the deadline has passed.
         """
         if address(host) is not None:  # an IP literal: nothing to look up, nothing to wait on
             return socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
         left = deadline.left()
         if left <= 0 or not self._free.acquire(timeout=left):
-            raise Refusal(
+            raise Stopped(
                 Reason.LATE,
                 f"{late}: resolving its host name (all {self.threads} lookup threads still "
                 "wait on the name server)",
@@ -64,7 +64,7 @@ class Resolver:
             self._free.release()
             raise
         if not done.wait(max(deadline.left(), 0)):
-            raise Refusal(Reason.LATE, f"{late}: resolving its host name")
+            raise Stopped(Reason.LATE, f"{late}: resolving its host name")
         if "error" in outcome:
             raise outcome["error"]
         found: Found = outcome["found"]

@@ -16,6 +16,8 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import or_, select, update
 
+from core.errors import Refusal
+from core.messages import say
 from service.store.database import Store, changed
 from service.store.models import Platform, RegistrationToken
 
@@ -33,8 +35,11 @@ class Grant:
     replaces_id: int | None
 
 
-class TokenRefused(Exception):
+class TokenRefused(Refusal):
     """Why a registration token cannot be used: missing, unknown, spent, expired or busy."""
+
+    status = 403
+    code = "registration_refused"
 
 
 def issue(
@@ -65,9 +70,9 @@ def issue(
 def claim(store: Store, token: str, now: datetime) -> Grant:
     """Take a valid token for one registration in progress; raise TokenRefused otherwise."""
     if not token:
-        raise TokenRefused("this registration URL carries no token")
+        raise TokenRefused(say("this registration URL carries no token"))
     if len(token) > 128:
-        raise TokenRefused("this registration URL's token is not one of this tool's")
+        raise TokenRefused(say("this registration URL's token is not one of this tool's"))
     digest = _hash(token)
     with store.session() as session:
         won = changed(
@@ -88,15 +93,16 @@ def claim(store: Store, token: str, now: datetime) -> Grant:
             select(RegistrationToken).where(RegistrationToken.token_hash == digest)
         )
         if row is None:
-            raise TokenRefused("this registration URL's token is not one of this tool's")
+            raise TokenRefused(say("this registration URL's token is not one of this tool's"))
         if not won:
             if row.used_at is not None:
-                raise TokenRefused("this registration URL was used already")
+                raise TokenRefused(say("this registration URL was used already"))
             if row.expires_at <= now:
+                expired = f"{row.expires_at:%Y-%m-%d %H:%M}"
                 raise TokenRefused(
-                    f"this registration URL expired at {row.expires_at:%Y-%m-%d %H:%M} UTC"
+                    say("this registration URL expired at {expired} UTC", expired=expired)
                 )
-            raise TokenRefused("a registration with this URL is in progress; wait a minute")
+            raise TokenRefused(say("a registration with this URL is in progress; wait a minute"))
         return Grant(row.id, row.name, row.replaces_id)
 
 

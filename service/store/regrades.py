@@ -14,8 +14,10 @@ from datetime import datetime
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from core.errors import Refusal
 from core.lesson_scores import LessonScore
 from core.lessons import Lesson
+from core.messages import say
 from service.store import grades, submissions
 from service.store.models import (
     Placement,
@@ -27,16 +29,14 @@ from service.store.models import (
 )
 
 
-class RegradeProblem(Exception):
+class RegradeProblem(Refusal):
     """A regrade that cannot start or be sent now, with the sentence the teacher reads.
 
-    The sentence is English, marked for the catalog (N_); the teacher's page translates it.
+    The regrade page shows it beside its form, in the teacher's language.
     """
 
-
-def N_(message: str) -> str:  # noqa: N802  the extraction keyword: translated by the page
-    """Mark a sentence for the catalog without translating it here (no Flask in the store)."""
-    return message
+    status = 409
+    code = "regrade_refused"
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,7 @@ def start(
     """Snapshot the scores and queue the placement's graded submissions; return their ids."""
     if open_regrade(session, placement.id) is not None:
         raise RegradeProblem(
-            N_("A regrade of this lesson is waiting for your review: send its scores first.")
+            say("A regrade of this lesson is waiting for your review: send its scores first.")
         )
     users = sorted(
         set(
@@ -176,8 +176,8 @@ def send(session: Session, placement_id: int, now: datetime) -> list[int]:
     """Close the placement's finished regrade and release its held syncs; return the users."""
     regrade = open_regrade(session, placement_id)
     if regrade is None:
-        raise RegradeProblem(N_("There is no regrade of this lesson waiting to be sent."))
+        raise RegradeProblem(say("There is no regrade of this lesson waiting to be sent."))
     if not progress(session, regrade).finished:
-        raise RegradeProblem(N_("The regrade is still running: send its scores once it is done."))
+        raise RegradeProblem(say("The regrade is still running: send its scores once it is done."))
     regrade.sent_at = now
     return grades.release_held(session, placement_id, now)

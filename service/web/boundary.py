@@ -1,7 +1,9 @@
 """The app's one error boundary: every refusal and failure answered as JSON or a page.
 
-Registered once, for every blueprint. Under /api (and for clients that ask for JSON) the
-answer is `{"error", "message"}`; elsewhere a page that says what to do. A client's fault is
+Registered once, for every blueprint. Every refusal (core.errors.Refusal: its status, code
+and words) is rendered here and nowhere else, its words in the request's language: under /api
+(and for clients that ask for JSON) `{"error": code, "message": words}`; elsewhere a page that
+says what to do. A client's fault is
 a 4xx; a database that cannot be reached is a 503 with Retry-After; anything else is a 500
 that shows the request id and never a traceback (the traceback goes to the log).
 """
@@ -13,17 +15,17 @@ from typing import Any
 
 from flask import Flask, Response, g, jsonify, render_template, request
 from flask.json.provider import DefaultJSONProvider
-from flask_babel import LazyString
 from flask_babel import gettext as _
-from flask_babel import lazy_gettext as _l
 from sqlalchemy.exc import InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from werkzeug.exceptions import HTTPException
 
-from service.lti.claims import LaunchProblem
+from core.errors import Refusal
+from core.messages import N_
+from service.lti.claims import LtiProblem
 from service.lti.registration import RegistrationProblem
 from service.web.auth import current_user, name_of
-from service.web.student.actions import Refused
+from service.web.feedback import rendered
 
 log = logging.getLogger("codeblanks.web")
 lti_log = logging.getLogger("codeblanks.lti")
@@ -32,15 +34,15 @@ STORE_DOWN = (OperationalError, InterfaceError, PoolTimeout)
 _RETRY_S = 5
 # Werkzeug's errors in the user's words: (title, sentence) by status, the sentence used only
 # when the error carries Werkzeug's own English description (ours are translated already)
-HTTP_WORDS: dict[int, tuple[LazyString, LazyString]] = {
-    400: (_l("Bad request"), _l("The request could not be understood; open the page again.")),
-    401: (_l("Not signed in"), _l("Open this page from your course to sign in.")),
-    403: (_l("Forbidden"), _l("You may not open this page.")),
-    404: (_l("Not found"), _l("There is no such page here. Open it again from your course.")),
-    405: (_l("Method not allowed"), _l("This page cannot be used that way.")),
-    413: (_l("Too large"), _l("What was sent is too large.")),
-    415: (_l("Unsupported media type"), _l("What was sent is not in a form this page takes.")),
-    429: (_l("Too many requests"), _l("Too many requests at once; wait a moment and try again.")),
+HTTP_WORDS: dict[int, tuple[str, str]] = {
+    400: (N_("Bad request"), N_("The request could not be understood; open the page again.")),
+    401: (N_("Not signed in"), N_("Open this page from your course to sign in.")),
+    403: (N_("Forbidden"), N_("You may not open this page.")),
+    404: (N_("Not found"), N_("There is no such page here. Open it again from your course.")),
+    405: (N_("Method not allowed"), N_("This page cannot be used that way.")),
+    413: (N_("Too large"), N_("What was sent is too large.")),
+    415: (N_("Unsupported media type"), N_("What was sent is not in a form this page takes.")),
+    429: (N_("Too many requests"), N_("Too many requests at once; wait a moment and try again.")),
 }
 
 
@@ -58,9 +60,7 @@ class JsonProvider(DefaultJSONProvider):
 def init_app(app: Flask) -> None:
     """Register the handlers, once for the whole app."""
     app.json = JsonProvider(app)
-    app.register_error_handler(Refused, refused)
-    app.register_error_handler(LaunchProblem, launch_refused)
-    app.register_error_handler(RegistrationProblem, registration_refused)
+    app.register_error_handler(Refusal, refused)
     app.register_error_handler(HTTPException, http_error)
     for error in STORE_DOWN:
         app.register_error_handler(error, store_down)
@@ -75,12 +75,27 @@ def wants_json() -> bool:
     return best == "application/json"
 
 
-def refused(exc: Refused) -> Answer:
-    """Render a refusal: JSON for the API, else a page that says what to do."""
+def refused(exc: Refusal) -> Answer:
+    """Render any refusal: JSON `{"error": code, "message"}`, else a page that says why."""
     headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after else {}
-    if wants_json():
-        return jsonify(error=exc.error, message=exc.message), exc.status, headers
-    page = render_template("pages/refused.html", problem=exc, signed_in_as=_signed_in_as())
+    if isinstance(exc, LtiProblem):  # an admin reads the log: what the LMS sent, in English
+        kind = "registration" if isinstance(exc, RegistrationProblem) else "launch"
+        lti_log.warning(
+            "%s refused: %s",
+            kind,
+            exc,
+            extra={"title": str(exc.title), "check": str(exc.check), "path": request.path},
+        )
+    # the LMS opens a registration in its own frame, for its admin to read: always a page
+    if wants_json() and not isinstance(exc, RegistrationProblem):
+        return jsonify(error=exc.code, message=rendered(exc.words)), exc.status, headers
+    if isinstance(exc, LtiProblem):
+        registering = isinstance(exc, RegistrationProblem)
+        template = "lti/registration_error.html" if registering else "lti/error.html"
+        shown = {name: rendered(getattr(exc, name)) for name in ("title", "detail", "check")}
+        return render_template(template, problem=shown), exc.status, headers
+    shown = {"message": rendered(exc.words)}
+    page = render_template("pages/refused.html", problem=shown, signed_in_as=_signed_in_as())
     return page, exc.status, headers
 
 
@@ -91,30 +106,6 @@ def _signed_in_as() -> str:
         return name_of(user.user_id) if user else ""
     except STORE_DOWN:
         return ""
-
-
-def launch_refused(problem: LaunchProblem) -> Answer:
-    """Render a refused launch: what went wrong and what the admin should check; log it."""
-    lti_log.warning(
-        "launch refused: %s",
-        problem,
-        extra={"title": problem.title, "check": problem.check, "path": request.path},
-    )
-    shown = problem.translated()
-    if wants_json():
-        return jsonify(error="launch_refused", message=str(shown)), problem.status, {}
-    return render_template("lti/error.html", problem=shown), problem.status, {}
-
-
-def registration_refused(problem: RegistrationProblem) -> Answer:
-    """Render a refused registration in the words of registration, not of launches; log it."""
-    lti_log.warning(
-        "registration refused: %s",
-        problem,
-        extra={"title": problem.title, "check": problem.check, "path": request.path},
-    )
-    shown = problem.translated()
-    return render_template("lti/registration_error.html", problem=shown), problem.status, {}
 
 
 def http_error(exc: HTTPException) -> Answer:
@@ -138,7 +129,7 @@ def _words(exc: HTTPException, code: int, name: str) -> tuple[str, str]:
     if words is None:
         return name, description
     default = description == type(exc).description or not description
-    return str(words[0]), str(words[1]) if default else description
+    return _(words[0]), _(words[1]) if default else description
 
 
 def store_down(exc: Exception) -> Answer:

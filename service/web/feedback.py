@@ -54,7 +54,10 @@ def localized(stored: object, english: str) -> str:
 
 
 def rendered(text: messages.Text) -> str:
-    """Return a core text (a refusal's `SourceRefused.text`, say) in the page's language."""
+    """Return a core text (a verdict's, a refusal's words) in the page's language."""
+    locale = get_locale()
+    if locale is None or locale.language == "en":
+        return str(text)  # the source language: the English as core words it, byte for byte
     return text.render(get_translations().gettext, number, percent)
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from flask import Flask, request, session
 from flask_babel import Babel, get_locale, gettext
 
+from core.messages import N_
 from core.student_views import stored_view
 from service.web.feedback import (
     case_detail_of,
@@ -112,11 +113,6 @@ def js_words() -> dict[str, str]:
     every `t("...")` in them is a key.
     """
     return {english: gettext(english) for english in JS_WORDS}
-
-
-def N_(message: str) -> str:  # noqa: N802  the extraction keyword for a word translated later
-    """Mark a string for the catalog without translating it here."""
-    return message
 
 
 # Every word the static scripts show; `{name}` fields are filled in by the script.

@@ -24,7 +24,7 @@ from core.sources import Fault, SourceRefused, check_source, check_text
 def test_a_source_that_may_not_run_is_refused_with_its_fault(raw, fault, message):
     with pytest.raises(SourceRefused) as refused:
         check_source(raw)
-    assert (refused.value.fault, refused.value.message, str(refused.value)) == (
+    assert (refused.value.fault, str(refused.value.words), str(refused.value)) == (
         fault,
         message,
         message,

@@ -14,10 +14,10 @@ from urllib.parse import urlencode
 from flask import Blueprint, Response, jsonify, redirect, render_template, request
 from werkzeug.wrappers import Response as WebResponse
 
+from core.messages import say
 from service.lti import logins, registration
 from service.lti.claims import LaunchProblem, check_target
 from service.lti.registration import RegistrationProblem
-from service.lti.words import _l
 from service.store import platform_rows, registration_tokens
 from service.store.models import utcnow
 from service.web import extensions
@@ -41,9 +41,9 @@ def login() -> WebResponse:
     for required in ("iss", "login_hint", "target_link_uri"):
         if not params.get(required):
             raise LaunchProblem(
-                _l("Incomplete login"),
-                _l("the login request has no %(required)s", required=required),
-                _l("the LMS's tool URL"),
+                say("Incomplete login"),
+                say("the login request has no {required}", required=required),
+                say("the LMS's tool URL"),
             )
     context = extensions.lti()
     check_target(params["target_link_uri"], context.settings.base_url)
@@ -88,7 +88,9 @@ def launch() -> WebResponse | str:
     form = {k: v for k, v in request.form.items() if isinstance(v, str)}
     state = form.get("state", "")
     if not state:
-        raise LaunchProblem(_l("Missing state"), _l("the launch POST carries no state"), status=400)
+        raise LaunchProblem(
+            say("Missing state"), say("the launch POST carries no state"), status=400
+        )
     context = extensions.lti()
     pending = logins.pending(context.store, state)
     token = request.cookies.get(COOKIE_PREFIX + state[:16]) or form.get("browser_token")
@@ -136,7 +138,9 @@ def register() -> str:
     try:
         grant = registration_tokens.claim(context.store, request.args.get("token", ""), utcnow())
     except registration_tokens.TokenRefused as exc:
-        raise RegistrationProblem(_l("No valid registration token"), str(exc), status=403) from None
+        raise RegistrationProblem(
+            say("No valid registration token"), exc.words, status=403
+        ) from None
     try:
         platform = registration.register(
             context,

@@ -11,11 +11,11 @@ from flask import Response, redirect, render_template, session, url_for
 from werkzeug.wrappers import Response as WebResponse
 
 from core.lessons import Catalog
+from core.messages import say
 from service.lti import launch_records, logins, roster
 from service.lti.claims import DEEP_LINKING, DL, LaunchProblem
 from service.lti.tool import LtiContext
 from service.lti.validation import HardenedLaunch, Login, ValidLaunch
-from service.lti.words import _l
 from service.store.models import utcnow
 from service.web.auth import link_token, page_session, sign_in
 from service.web.i18n import remember_launch_locale
@@ -54,7 +54,7 @@ def open(  # noqa: A001 - the launch opens
     if valid.message_type == DEEP_LINKING:
         if not opened.teacher:
             raise LaunchProblem(
-                _l("Not a teacher"), _l("only teachers can add lessons to a course"), status=403
+                say("Not a teacher"), say("only teachers can add lessons to a course"), status=403
             )
         # only what the answer needs: the session travels in URLs
         settings = {

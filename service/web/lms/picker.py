@@ -6,9 +6,9 @@ from flask import Blueprint, redirect, render_template, request, session, url_fo
 from werkzeug.wrappers import Response as WebResponse
 
 from core.lessons import Lesson
+from core.messages import say
 from service.lti.claims import LaunchProblem
 from service.lti.deep_linking import response_jwt
-from service.lti.words import _l
 from service.store import placement_rows, platform_rows
 from service.web import csrf, extensions
 from service.web.auth import add_placements, current_user, link_token
@@ -24,13 +24,15 @@ def deep_link() -> str:
     pending = session.get("deep_linking")
     if user is None or not user.teacher_course_ids or not isinstance(pending, dict):
         raise LaunchProblem(
-            _l("No deep linking in progress"), _l("start again from the LMS"), status=403
+            say("No deep linking in progress"), say("start again from the LMS"), status=403
         )
     ctx = extensions.lti()
     lessons = _picked(request.form.getlist("lesson"), request.form.getlist("track"))
     platform = platform_rows.find(ctx.store, pending["platform_id"])
     if platform is None:
-        raise LaunchProblem(_l("Unknown platform"), _l("the registration was removed"), status=403)
+        raise LaunchProblem(
+            say("Unknown platform"), say("the registration was removed"), status=403
+        )
     settings = pending["settings"]
     token = response_jwt(
         ctx.access(platform), pending["deployment_id"], settings, lessons, ctx.launch_url
@@ -49,12 +51,12 @@ def resource_link(course_id: int) -> WebResponse:
     link = request.args.get("link", "")
     if user is None or course_id not in user.teacher_course_ids or not link:
         raise LaunchProblem(
-            _l("Not allowed"), _l("only the course's teachers can pick"), status=403
+            say("Not allowed"), say("only the course's teachers can pick"), status=403
         )
     ctx = extensions.lti()
     lesson = ctx.catalog.lesson(request.form.get("lesson", ""))
     if lesson is None:
-        raise LaunchProblem(_l("Unknown lesson"), _l("pick one of the listed lessons"))
+        raise LaunchProblem(say("Unknown lesson"), say("pick one of the listed lessons"))
     placement_id = placement_rows.place(ctx.store, course_id, link, lesson.id, lesson.title)
     add_placements([placement_id])
     return redirect(url_for("teacher.placement", placement_id=placement_id, s=link_token()))
@@ -71,5 +73,5 @@ def _picked(ids: list[str], tracks: list[str]) -> list[Lesson]:
         if lesson is not None and lesson not in chosen:
             chosen.append(lesson)
     if not chosen:
-        raise LaunchProblem(_l("Nothing picked"), _l("choose at least one lesson or track"))
+        raise LaunchProblem(say("Nothing picked"), say("choose at least one lesson or track"))
     return chosen

@@ -1,7 +1,7 @@
 """What a student does with a placement: submit code, answer a question, follow a submission.
 
-Refusals are `Refused` (a status code, a stable error code and a sentence); the JSON API
-renders them.
+Refusals are `Refused` (a core.errors.Refusal: a status, a stable code and its words);
+the app's error boundary renders them, as it does a SourceRefused or an AnswerError.
 """
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ from typing import Any
 from flask_babel import gettext as _
 from flask_babel import ngettext
 
+from core.errors import Refusal
 from core.lessons import Catalog, Lesson
+from core.messages import Text, verbatim
 from core.placements import Closed, Closure, Policy, Reveal
-from core.questions import AnswerError, score_answer
-from core.sources import Fault, SourceRefused
+from core.questions import score_answer
 from core.student_views import case_records, student_view
 from service.queue import GradeMessage, Message, SyncMessage
 from service.settings import Settings
@@ -28,17 +29,18 @@ from service.web.auth import SignedIn, current_user
 from service.web.rendering import when
 
 
-class Refused(Exception):
-    """A request the student cannot have, with what to tell them."""
+class Refused(Refusal):
+    """A request the student cannot have: its status, its code and what to tell them.
+
+    A view words it in the request it answers (`_()`, already in the reader's language);
+    words made below Flask come as a core.messages text, worded when the boundary renders.
+    """
 
     def __init__(
-        self, status: int, error: str, message: str, retry_after: int | None = None
+        self, status: int, code: str, words: Text | str, retry_after: int | None = None
     ) -> None:
-        super().__init__(message)
-        self.status = status
-        self.error = error
-        self.message = message
-        self.retry_after = retry_after
+        shown = verbatim(words) if isinstance(words, str) else words
+        super().__init__(shown, status=status, code=code, retry_after=retry_after)
 
 
 def signed_in(unknown: str | None = None) -> SignedIn:
@@ -48,12 +50,6 @@ def signed_in(unknown: str | None = None) -> SignedIn:
         message = unknown or _("Open this lesson from your course to sign in.")
         raise Refused(401, "not_signed_in", message)
     return user
-
-
-def refusal(refused: SourceRefused) -> Refused:
-    """Return the refusal of a source that may not be run: 413 when too large, else 400."""
-    status = 413 if refused.fault is Fault.TOO_LARGE else 400
-    return Refused(status, refused.fault.value, refused.message)
 
 
 @dataclass(frozen=True)
@@ -153,12 +149,7 @@ def answer(
     closed = policy.closed(now)
     if closed is not None:
         raise Refused(403, closed.closure.value, closed_message(policy, closed))
-    try:
-        result = score_answer(question, given)
-    except AnswerError as exc:
-        raise Refused(
-            400, "malformed_answer", _("The answer does not fit: %(problem)s.", problem=exc)
-        ) from None
+    result = score_answer(question, given)  # an AnswerError is the boundary's 400
     kept = answers.record(
         store,
         placement.id,

@@ -9,13 +9,13 @@ from flask import Blueprint, Response, current_app, jsonify, request, url_for
 from flask_babel import gettext as _
 from sqlalchemy.exc import DBAPIError
 
-from core.sources import SourceRefused, check_source, check_text
+from core.sources import check_source, check_text
 from service.store.database import Store
 from service.store.models import SubmissionStatus, utcnow
 from service.web import extensions
 from service.web.auth import HEADER, SignedIn, link_token
 from service.web.student import actions
-from service.web.student.actions import Refused, refusal, signed_in
+from service.web.student.actions import Refused, signed_in
 from service.web.student.streams import follow
 
 bp = Blueprint("api", __name__, url_prefix="/api")
@@ -124,16 +124,16 @@ def link() -> Response:
 
 
 def _source() -> str:
-    """Return the submitted code: a JSON {"source": ...} body, or the raw body as text."""
-    try:
-        if request.is_json:
-            source = _json_body().get("source")
-            if not isinstance(source, str):
-                raise Refused(400, "bad_request", _('Send {"source": "<your code>"}.'))
-            return check_text(source)
-        return check_source(request.get_data(cache=False))
-    except SourceRefused as refused:
-        raise refusal(refused) from None
+    """Return the submitted code: a JSON {"source": ...} body, or the raw body as text.
+
+    A source that may not be run is a SourceRefused: the boundary's 413 or 400.
+    """
+    if request.is_json:
+        source = _json_body().get("source")
+        if not isinstance(source, str):
+            raise Refused(400, "bad_request", _('Send {"source": "<your code>"}.'))
+        return check_text(source)
+    return check_source(request.get_data(cache=False))
 
 
 def _json_body() -> dict[str, Any]:

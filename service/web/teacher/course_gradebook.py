@@ -16,10 +16,10 @@ from datetime import datetime
 
 from celery import Celery
 from flask_babel import gettext as _
-from flask_babel import lazy_gettext as _l
 
 from core.lesson_scores import LessonScore
 from core.lessons import Catalog
+from core.messages import N_
 from service.lti.roster import ask_for_read
 from service.queue import SyncMessage
 from service.store import courses, gradebook, grades, memberships, placement_rows, roster_reads
@@ -28,11 +28,11 @@ from service.store.gradebook import SyncState
 from service.store.models import User
 from service.web.rendering import points
 
-NO_ROSTER = _l(
+NO_ROSTER = N_(
     "The LMS offers no roster for this course, so only students who have opened a lesson "
     "are listed."
 )
-READING = _l("The roster is being refreshed from the LMS; reload in a moment.")
+READING = N_("The roster is being refreshed from the LMS; reload in a moment.")
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 # a spreadsheet that splits on another separator (";" in Turkish or German Excel, a tab, a
 # pipe) starts a new cell after it: a formula may begin there too
@@ -102,7 +102,7 @@ def roster_note(store: Store, celery_app: Celery, course_id: int, now: datetime)
     with store.reading() as session:
         found = roster_reads.state(session, course_id)
     if found is None or not found.offered:
-        return str(NO_ROSTER)
+        return str(_(NO_ROSTER))
     if found.error:
         return str(
             _(
@@ -110,7 +110,7 @@ def roster_note(store: Store, celery_app: Celery, course_id: int, now: datetime)
                 error=found.error,
             )
         )
-    return str(READING) if found.pending else None
+    return str(_(READING)) if found.pending else None
 
 
 def build(

@@ -10,13 +10,13 @@ from typing import Any
 
 from flask import Blueprint, jsonify, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
-from flask_babel import gettext
 
 from service.store.models import Placement, utcnow
 from service.store.regrades import RegradeProblem
 from service.web import csrf
 from service.web.auth import link_token, page_session
 from service.web.extensions import catalog, follow, store
+from service.web.feedback import rendered
 from service.web.teacher import lesson_report, regrading
 from service.web.teacher.access import placement_teacher
 
@@ -31,7 +31,7 @@ def start(placement_id: int) -> ResponseReturnValue:
     try:
         gradings = regrading.start_regrade(store(), catalog(), found, user.user_id, utcnow())
     except RegradeProblem as exc:
-        return _page(found, None, gettext(str(exc))), 409  # marked N_ where raised
+        return _page(found, None, rendered(exc.words)), exc.status  # beside its form
     follow(gradings)
     return _back(placement_id, started=len(gradings))
 
@@ -63,7 +63,7 @@ def send(placement_id: int) -> ResponseReturnValue:
     try:
         syncs = regrading.send_regrade(store(), placement_id, utcnow())
     except RegradeProblem as exc:
-        return _page(found, None, gettext(str(exc))), 409  # marked N_ where raised
+        return _page(found, None, rendered(exc.words)), exc.status  # beside its form
     follow(syncs)
     return _back(placement_id, sent=len(syncs))
 

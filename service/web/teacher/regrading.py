@@ -11,11 +11,12 @@ from __future__ import annotations
 from datetime import datetime
 
 from core.lessons import Catalog
+from core.messages import say
 from service.queue import GradeMessage, Queue, SyncMessage
 from service.store import regrades, submissions
 from service.store.database import Store
 from service.store.models import Placement, utcnow
-from service.store.regrades import N_, RegradeProblem
+from service.store.regrades import RegradeProblem
 
 
 def regrade(store: Store, placement_id: int) -> tuple[GradeMessage, ...]:
@@ -38,7 +39,7 @@ def start_regrade(
     """Keep the scores, queue the placement's graded submissions for review; return the sends."""
     lesson = catalog.lesson(placement.lesson_id)
     if lesson is None or lesson.exercise is None:
-        raise RegradeProblem(N_("This lesson has no exercise in the catalog to regrade."))
+        raise RegradeProblem(say("This lesson has no exercise in the catalog to regrade."))
     with store.session() as session:
         ids = regrades.start(session, placement, lesson, teacher_id, now)
     return tuple(GradeMessage(submission_id, Queue.REGRADE) for submission_id in ids)

@@ -206,5 +206,5 @@ INVALID = [
 def test_invalid_launches_are_refused(harness, case, token, title):
     with pytest.raises(LaunchProblem) as info:
         harness.launch(token())
-    assert info.value.title.startswith(title), (case, info.value)
+    assert str(info.value.title).startswith(title), (case, info.value)
     assert 400 <= info.value.status < 500

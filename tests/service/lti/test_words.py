@@ -2,45 +2,49 @@
 
 import logging
 
-from markupsafe import escape
-
+from core.errors import Refusal
+from core.messages import Message, say
 from service.lti.claims import LaunchProblem
-from service.lti.words import Said, _l, translated
+from service.web.feedback import rendered
 
 
-def test_said_is_the_english_and_remembers_how_it_was_made():
-    said = _l("key %(kid)s is not for %(alg)s", kid="'k1'", alg="RS256")
-    assert isinstance(said, str) and said == "key 'k1' is not for RS256"
-    assert (said.template, said.args) == (
-        "key %(kid)s is not for %(alg)s",
-        {"kid": "'k1'", "alg": "RS256"},
-    )
-    assert translated(said) == said  # outside a request: English
-    assert translated("plain technical text") == "plain technical text"
-
-
-def test_said_is_escaped_like_any_text():
-    said = _l("no platform is registered with %(who)s", who="<script>alert(1)</script>")
-    assert "<script>" not in str(escape(said)) and "&lt;script&gt;" in str(escape(said))
-
-
-def test_a_problem_is_translated_per_request_and_its_words_nested(app):
-    what = _l("the LMS's configuration")
+def test_a_problem_keeps_its_english_and_how_it_was_said():
     problem = LaunchProblem(
-        _l("LMS refused"), _l("%(what)s did not answer a JSON object", what=what)
+        say("Unknown key"), say("key {kid} is not for {alg}", kid="'k1'", alg="RS256")
+    )
+    assert str(problem) == "Unknown key: key 'k1' is not for RS256"
+    assert isinstance(problem, Refusal) and (problem.status, problem.code) == (
+        400,
+        "launch_refused",
+    )
+    assert (
+        isinstance(problem.detail, Message)
+        and problem.detail.template == "key {kid} is not for {alg}"
+    )
+    assert str(problem.check).startswith("that the activity was opened from the LMS just now")
+
+
+def test_technical_text_is_shown_as_it_is():
+    problem = LaunchProblem(say("Malformed id_token"), "Not enough segments")
+    assert str(problem.detail) == "Not enough segments"
+
+
+def test_a_problem_is_worded_per_request_and_its_words_nested(app):
+    what = say("the LMS's configuration")
+    problem = LaunchProblem(
+        say("LMS refused"), say("{what} did not answer a JSON object", what=what)
     )
     with app.test_request_context(headers={"Accept-Language": "tr"}):
-        shown = problem.translated()
-        assert shown.title == "LMS reddetti"
-        assert shown.detail == "LMS'in yapılandırması bir JSON nesnesiyle cevap vermedi"
-        assert shown.check.startswith("etkinliğin az önce LMS'ten açıldığını")
+        assert rendered(problem.title) == "LMS reddetti"
+        assert rendered(problem.detail) == "LMS'in yapılandırması bir JSON nesnesiyle cevap vermedi"
+        assert rendered(problem.check).startswith("etkinliğin az önce LMS'ten açıldığını")
     with app.test_request_context(headers={"Accept-Language": "en"}):
         assert (
-            str(problem.translated())
+            rendered(problem.words)
             == "LMS refused: the LMS's configuration did not answer a JSON object"
         )
-    assert isinstance(
-        problem.title, Said
+    assert (
+        str(problem.title) == "LMS refused"
     )  # the problem itself keeps its English (a cache may hold it)
 
 
@@ -64,3 +68,12 @@ def test_a_refused_launch_as_json_keeps_its_code(client):
         "error": "launch_refused",
         "message": "Durum (state) eksik: başlatma POST isteğinde state yok",
     }
+
+
+def test_a_refused_registration_token_is_in_the_readers_language(client):
+    client.environ_base["HTTP_ACCEPT_LANGUAGE"] = "tr"
+    answer = client.get("/lti/register")
+    page = answer.get_data(as_text=True)
+    assert answer.status_code == 403
+    assert "Geçerli bir kayıt anahtarı yok" in page
+    assert "bu kayıt URL&#39;sinde kayıt anahtarı yok" in page

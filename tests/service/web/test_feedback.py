@@ -156,6 +156,6 @@ def test_the_lesson_page_shows_the_verdict_in_the_launchs_language(app, client):
 def test_a_refusal_reads_in_the_pages_language(babel_app):
     with pytest.raises(SourceRefused) as refused:
         check_source(b"#" * 70_000)
-    assert refused.value.message == "The code is larger than 64 KiB (70000 bytes)."
-    turkish = shown(babel_app, "tr", rendered, refused.value.text)
+    assert str(refused.value) == "The code is larger than 64 KiB (70000 bytes)."
+    turkish = shown(babel_app, "tr", rendered, refused.value.words)
     assert turkish == "Kod, 64 KiB sınırından büyük (70.000 bayt)."

@@ -36,7 +36,7 @@ from tests.service.web.i18n_checks import (
 
 TEMPLATES = ROOT / "service/web/templates"
 STATIC = ROOT / "service/web/static"
-GETTEXT = {"_", "gettext", "ngettext", "pgettext", "npgettext", "lazy_gettext"}
+GETTEXT = {"_", "gettext", "ngettext", "pgettext", "npgettext"}
 _ATTRIBUTE = re.compile(r'[\w:-]+="[^"<>]*"')
 _WORDY = re.compile(r"(?:[A-Z][a-z]+|[a-z]+ [a-z]+)")  # a capitalised word, or two words
 celery_app = sessions.celery_app  # every send recorded, none made

@@ -195,6 +195,21 @@ def test_submit_input_checks(client, student, sent, request_kwargs, status, erro
     assert sent == []
 
 
+@pytest.mark.parametrize(
+    ("language", "message"),
+    [
+        ("en", "The code contains a NUL character."),
+        ("tr", "Kod bir NUL karakteri içeriyor."),
+    ],
+)
+def test_a_refused_source_is_told_in_the_readers_language(client, student, language, message):
+    """The boundary words a core refusal (SourceRefused) per request; its code stays English."""
+    headers = {"Accept-Language": language}
+    response = submit(client, student.placement_id, json={"source": "x\x00"}, headers=headers)
+    assert response.status_code == 400
+    assert response.get_json() == {"error": "nul_character", "message": message}
+
+
 def test_exactly_64_kib_is_accepted(client, student, sent):
     assert submit(client, student.placement_id, json={"source": "x" * 65536}).status_code == 202
 
