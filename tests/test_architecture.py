@@ -7,12 +7,14 @@ service.queue's senders; the app's error handlers are registered in one place; t
 benchmarks and testkit/ (the helpers they share with the tests) import nothing from tests/;
 core reads no clock; the grade sync reads the store once and writes it twice (issue 28);
 web code reaches the app's resources through service/web/extensions.py; CODEBLANKS_*
-variables are read in service/settings.py only.
+variables are read in service/settings.py only; bundles travel as records (a platform's
+fields as PlatformFields, a student's request as an Asker), not as loose parameters.
 """
 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import os
 import subprocess
@@ -209,6 +211,87 @@ def test_the_grade_sync_asks_the_store_one_read_and_two_writes():
         elif isinstance(called, ast.Name) and called.id in direct:
             calls.add(f"{direct[called.id]}.{called.id}")
     assert len(calls) <= SYNC_STORE_CALLS, sorted(calls)
+
+
+# what a platform's registration gives (service.store.platform_rows.PlatformFields)
+PLATFORM_FIELDS = (
+    "issuer",
+    "client_id",
+    "deployment_ids",
+    "auth_login_url",
+    "auth_token_url",
+    "key_set_url",
+    "name",
+    "auto_add_deployments",
+)
+
+
+def _parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.arg]:
+    """Return a function's parameters, all kinds, without self, cls, *args and **kwargs."""
+    arguments = function.args
+    every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+    return [arg for arg in every if arg.arg not in ("self", "cls")]
+
+
+def _functions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    return [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+
+def test_a_platforms_fields_travel_as_one_record():
+    """No function takes three or more of a platform's fields one by one: the CLI, the admin
+    page and dynamic registration make a PlatformFields, which goes to the store whole."""
+    wrong = [
+        f"{path}:{function.lineno} {function.name} takes {', '.join(sorted(loose))}"
+        for path, tree in {**SOURCES, **_parsed("testkit")}.items()
+        for function in _functions(tree)
+        if len(loose := {a.arg for a in _parameters(function)} & set(PLATFORM_FIELDS)) >= 3
+    ]
+    assert wrong == []
+    from service.store.platform_rows import PlatformFields  # after: old code has none
+
+    assert PLATFORM_FIELDS == tuple(field.name for field in dataclasses.fields(PlatformFields))
+
+
+# the student's actions and the views they feed; what they take loose instead of the Asker
+STUDENT_ACTIONS = (
+    "service/web/student/actions.py",
+    "service/web/student/lesson_view.py",
+    "service/web/student/course_view.py",
+)
+ASKER_PARTS = {"Store", "Catalog", "Settings", "SignedIn", "datetime"}
+ACTION_PARAMETERS = 4  # the asker, and what the request names: answer's placement, question, answer
+
+
+def _named(annotation: ast.expr) -> set[str]:
+    """Return the type names an annotation mentions (`x.Store | None` mentions Store)."""
+    return {
+        node.id if isinstance(node, ast.Name) else node.attr
+        for node in ast.walk(annotation)
+        if isinstance(node, (ast.Name, ast.Attribute))
+    }
+
+
+def test_the_student_actions_take_the_asker():
+    """A view makes the request's Asker once (actions.asker()) and hands it on: no public
+    function of the student's actions takes the store, catalog, settings, user or time one
+    by one, or more than ACTION_PARAMETERS parameters."""
+    wrong = []
+    for path in STUDENT_ACTIONS:
+        for function in SOURCES[path].body:
+            if not isinstance(function, ast.FunctionDef) or function.name.startswith("_"):
+                continue
+            parameters = _parameters(function)
+            loose = sorted(
+                f"{a.arg}: {ast.unparse(a.annotation)}"
+                for a in parameters
+                if a.annotation is not None and _named(a.annotation) & ASKER_PARTS
+            )
+            if loose or len(parameters) > ACTION_PARAMETERS:
+                wrong.append(
+                    f"{path}:{function.lineno} {function.name} takes {len(parameters)}: "
+                    + ", ".join(loose)
+                )
+    assert wrong == []
 
 
 def test_sql_is_written_only_in_the_store():

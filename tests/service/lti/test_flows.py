@@ -14,6 +14,7 @@ from service.lti import registration
 from service.lti.ags import AgsPoster
 from service.lti.roster import sync_roster
 from service.store.models import Course, GradeSync, Membership, Placement, Platform, User, utcnow
+from service.store.platform_rows import PlatformFields
 from testkit.lms import answer, make_lms, signed_in_headers
 from workers.syncing import Synced, sync_grade
 
@@ -311,12 +312,14 @@ def test_platforms_need_https_except_on_loopback(lms):
     with pytest.raises(ValueError, match="https"):
         registration.add_platform(
             lms.store,
-            issuer="http://lms.example.org",
-            client_id="c",
-            deployment_ids=["d"],
-            auth_login_url="https://lms.example.org/auth",
-            auth_token_url="https://lms.example.org/token",
-            key_set_url="https://lms.example.org/jwks",
+            PlatformFields(
+                issuer="http://lms.example.org",
+                client_id="c",
+                deployment_ids=("d",),
+                auth_login_url="https://lms.example.org/auth",
+                auth_token_url="https://lms.example.org/token",
+                key_set_url="https://lms.example.org/jwks",
+            ),
         )
     with lms.store.session() as session:
         assert len(session.scalars(select(Platform)).all()) == 1
