@@ -294,6 +294,40 @@ def test_the_student_actions_take_the_asker():
     assert wrong == []
 
 
+def _top_functions(tree: ast.Module) -> set[str]:
+    return {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
+def test_no_function_of_ours_is_imported_under_another_name():
+    """A function keeps its one name wherever it is called: a task's body, a command's or an
+    action's is a verb of its own (workers.sweep.find_stuck under the `sweep` task,
+    workers.syncing.sync_pair under `sync_grade`, regrading.queue_regrade under the
+    `regrade` command), never one shared with its caller and imported `as` another; and no
+    top-level function of workers/ shares its name with one of workers/tasks.py's tasks."""
+    sources = {**SOURCES, **_parsed("testkit")}
+    wrong = []
+    for path, tree in sources.items():
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ImportFrom) or not node.module:
+                continue
+            defined = sources.get(node.module.replace(".", "/") + ".py")
+            if defined is None:
+                continue
+            wrong += [
+                f"{path}:{node.lineno} imports {node.module}.{alias.name} as {alias.asname}"
+                for alias in node.names
+                if alias.asname not in (None, alias.name) and alias.name in _top_functions(defined)
+            ]
+    tasks = _top_functions(SOURCES["workers/tasks.py"])
+    wrong += [
+        f"{path} defines {name}, the name of a task"
+        for path, tree in SOURCES.items()
+        if path.startswith("workers/") and path != "workers/tasks.py"
+        for name in sorted(_top_functions(tree) & tasks)
+    ]
+    assert wrong == []
+
+
 def test_sql_is_written_only_in_the_store():
     """Outside service/store, sqlalchemy is imported for its exceptions only, and no code
     runs a statement (execute, scalar, scalars)."""

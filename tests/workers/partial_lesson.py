@@ -28,7 +28,7 @@ from tests.conftest import SEED
 from tests.workers.contexts import attach_worker
 from workers.context import WorkerContext
 from workers.sandbox.fake import FakeSandbox
-from workers.syncing import Synced, sync_grade
+from workers.syncing import Synced, sync_pair
 
 LESSON = "partial/weighted"
 QUESTION = "rnn-advantage"  # a choice question; 1 is the right answer
@@ -166,7 +166,7 @@ class Course:
                 continue
             assert name == TaskName.SYNC_GRADE, name
             while True:
-                result = sync_grade(
+                result = sync_pair(
                     self.context.store, self.context.catalog, self.context.poster, *args,
                     self.context.settings.sync_attempts,
                 )  # fmt: skip

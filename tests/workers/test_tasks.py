@@ -16,7 +16,7 @@ from testkit.celery import FakeCelery, Sent
 from testkit.factories import SEED, place, submission
 from tests.workers.contexts import attach_worker
 from workers.sandbox.fake import FakeSandbox
-from workers.sweep import sweep
+from workers.sweep import find_stuck
 
 
 @pytest.fixture
@@ -125,7 +125,7 @@ def test_sweep_task_enqueues_what_is_stuck_on_its_queue(worker, celery_app, stor
     assert sent == [
         Sent(TaskName.GRADE_SUBMISSION, [sid], options={"queue": "grade", "first": True})
     ]
-    assert sweep(store, settings).submissions == []  # taken: the next sweep leaves it
+    assert find_stuck(store, settings).submissions == []  # taken: the next sweep leaves it
 
 
 def test_the_sweep_purges_expired_logins_and_nonces(worker, celery_app, store, sent, monkeypatch):
