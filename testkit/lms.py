@@ -13,10 +13,10 @@ import requests
 from flask import Flask
 from sqlalchemy import func, select
 
-from service.demo.browser import run_launch
-from service.demo.lms_models import Link, Score
-from service.demo.platform import DemoPlatform
-from service.demo.server import BackgroundServer, DemoServer
+from demo.browser import run_launch
+from demo.lms_models import Link, Score
+from demo.platform import DemoPlatform
+from demo.server import BackgroundServer, DemoServer
 from service.lti import registration
 from service.lti.tool import LtiContext
 from service.settings import Settings

@@ -27,10 +27,10 @@ import pytest
 from service.queue import TaskName
 
 REPO = Path(__file__).resolve().parent.parent
-PACKAGES = ("core", "service", "workers")
+PACKAGES = ("core", "service", "workers", "demo")
 WEB = ("flask", "werkzeug", "jinja2")
 # the demo LMS is another program (the platform's side of LTI), with its own store
-OTHER_PROGRAMS = ("service/demo/",)
+OTHER_PROGRAMS = ("demo/",)
 TASK_NAMES = {name.value for name in TaskName}
 
 
@@ -79,8 +79,8 @@ def _web(modules: list[str]) -> list[str]:
     return [
         m
         for m in modules
-        if m.split(".")[0] in WEB
-        or m.startswith(("service.web", "service.demo", "service.dev", "service.cli"))
+        if m.split(".")[0] in (*WEB, "demo")
+        or m.startswith(("service.web", "service.dev", "service.cli"))
     ]
 
 
@@ -119,8 +119,8 @@ def test_no_worker_module_imports_flask_or_the_web():
         for path, tree in SOURCES.items()
         if path.startswith("workers/")
         for module, _, line in _imports(tree)
-        if module.split(".")[0] in WEB
-        or module.startswith(("service.web", "service.demo", "service.dev", "service.cli"))
+        if module.split(".")[0] in (*WEB, "demo")
+        or module.startswith(("service.web", "service.dev", "service.cli"))
     ]
     assert wrong == []
 
@@ -138,17 +138,28 @@ def test_the_store_settings_queue_lti_and_outbound_import_no_flask():
     assert wrong == []
 
 
+def _knows_the_demo(path: str, module: str) -> bool:
+    """Return whether a module of the tool, at `path`, imports `module` of the demo's side."""
+    if module.startswith("service.demo"):  # its old home
+        return True
+    if module.split(".")[0] == "demo":
+        return path.startswith("service/") and not path.startswith("service/dev/")
+    return module.startswith("service.dev") and path.startswith("service/web/")
+
+
 def test_the_tool_knows_nothing_of_the_demo_lms():
-    """The demo LMS is another program: `codeblanks dev` mounts it (service.dev), the tool's
-    own app factory and pages never import it or the dev supervisor."""
+    """The demo LMS is another program, at the top level (demo/, beside core/, service/ and
+    workers/): `codeblanks dev` mounts it (service/dev), and nothing else under service/
+    imports it; the tool's own app factory and pages import neither it nor the dev
+    supervisor, and nothing imports it from inside service/ (service.demo) any more."""
     wrong = [
         f"{path}:{line} imports {module}"
         for path, tree in SOURCES.items()
-        if path.startswith("service/web/")
         for module, _, line in _imports(tree)
-        if module.startswith(("service.demo", "service.dev"))
+        if _knows_the_demo(path, module)
     ]
     assert wrong == []
+    assert (REPO / "demo" / "__init__.py").is_file() and not (REPO / "service" / "demo").exists()
 
 
 def test_core_imports_nothing_of_ours_but_core():
@@ -157,7 +168,7 @@ def test_core_imports_nothing_of_ours_but_core():
         for path, tree in SOURCES.items()
         if path.startswith("core/")
         for module, _, line in _imports(tree)
-        if module.split(".")[0] in ("service", "workers")
+        if module.split(".")[0] in ("service", "workers", "demo")
     ]
     assert wrong == []
 

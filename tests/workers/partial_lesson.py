@@ -19,7 +19,7 @@ import requests
 import workers.tasks  # noqa: F401  registers the tasks by name
 from core.lessons import load_catalog
 from core.runs import RunOutcome, RunRequest, RunResult
-from service.demo.server import BackgroundServer
+from demo.server import BackgroundServer
 from service.queue import TaskName
 from service.store.database import Store
 from testkit.celery import Sent

@@ -9,7 +9,7 @@ import jwt
 import requests
 from sqlalchemy import select
 
-from service.demo.browser import parse_form, run_launch
+from demo.browser import parse_form, run_launch
 from service.lti import registration
 from service.lti.ags import AgsPoster
 from service.lti.roster import sync_roster

@@ -18,7 +18,7 @@ import pytest
 import requests
 from sqlalchemy import select
 
-from service.demo.browser import run_launch
+from demo.browser import run_launch
 from service.store.models import Course as CourseRow
 from service.store.models import GradeSync, SyncStatus
 from tests.workers.partial_lesson import G_ONLY, HALF, REWEIGHED, Student, open_course
