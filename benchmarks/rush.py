@@ -49,7 +49,7 @@ from sqlalchemy import select  # noqa: E402
 from benchmarks.pipeline import CORES, percentile, sandbox_only  # noqa: E402
 from core.lessons import Lesson, load_lesson  # noqa: E402
 from core.questions import ChoiceQuestion, MatchQuestion, Question  # noqa: E402
-from service.demo import DemoServer  # noqa: E402
+from demo import DemoServer  # noqa: E402
 from service.settings import Settings  # noqa: E402
 from service.store.models import GradeSync, Submission, SubmissionStatus, SyncStatus, User  # noqa: E402
 from service.web import (

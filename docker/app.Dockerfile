@@ -50,12 +50,13 @@ COPY pyproject.toml README.md /app/
 COPY core /app/core
 COPY workers /app/workers
 COPY service /app/service
+COPY demo /app/demo
 COPY lessons /app/lessons
 COPY docker/app-entrypoint.sh /app/docker/
 RUN /opt/codeblanks/bin/pip install -q --no-index --no-cache-dir --disable-pip-version-check \
       --no-deps --no-build-isolation -e /app \
  && /opt/codeblanks/bin/pybabel compile -d /app/service/web/translations -D messages \
- && /opt/codeblanks/bin/python -m compileall -q /app/core /app/service /app/workers
+ && /opt/codeblanks/bin/python -m compileall -q /app/core /app/service /app/workers /app/demo
 ENV PATH=/opt/codeblanks/bin:/usr/local/bin:/usr/bin:/bin \
     PYTHONUNBUFFERED=1 \
     HOME=/var/lib/codeblanks \

@@ -63,7 +63,7 @@ fi
 # the message catalogs: .po (committed) -> .mo (build output)
 bash scripts/i18n.sh compile
 # byte-compile our code: PYTHONDONTWRITEBYTECODE machines would otherwise compile on every start
-.venv/bin/python -m compileall -q core service workers >/dev/null
+.venv/bin/python -m compileall -q core service workers demo >/dev/null
 
 # the sandbox runtime: a minimal Debian with python3 and numpy (about a minute, once)
 bash runtime/build.sh

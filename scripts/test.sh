@@ -8,7 +8,7 @@ bash scripts/setup.sh --no-run
 
 echo "test: ruff"
 .venv/bin/ruff check .
-echo "test: mypy (strict on core, service and workers)"
+echo "test: mypy (strict on core, service, workers, demo and testkit)"
 .venv/bin/mypy
 echo "test: pytest"
 set +e

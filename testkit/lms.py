@@ -13,14 +13,15 @@ import requests
 from flask import Flask
 from sqlalchemy import func, select
 
-from service.demo.browser import run_launch
-from service.demo.lms_models import Link, Score
-from service.demo.platform import DemoPlatform
-from service.demo.server import BackgroundServer, DemoServer
+from demo.browser import run_launch
+from demo.lms_models import Link, Score
+from demo.platform import DemoPlatform
+from demo.server import BackgroundServer, DemoServer
 from service.lti import registration
 from service.lti.tool import LtiContext
 from service.store.database import Store
 from service.store.models import Course, Membership, Placement, User
+from service.store.platform_rows import PlatformFields
 from service.web import create_app, extensions
 from testkit.celery import FakeCelery
 from testkit.factories import settings_in
@@ -146,16 +147,16 @@ def register(demo: DemoServer, app: Flask, tool_url: str) -> Lms:
         jwks_url=tool_url + "/lti/jwks",
         deep_link_url=tool_url + "/lti/launch",
     )
-    registration.add_platform(
-        extensions.store(app),
+    fields = PlatformFields(
         issuer=demo.platform.issuer,
         client_id=tool.client_id,
-        deployment_ids=[tool.deployment_id],
+        deployment_ids=(tool.deployment_id,),
         auth_login_url=demo.platform.auth_url,
         auth_token_url=demo.platform.token_url,
         key_set_url=demo.platform.jwks_url,
         name="Demo",
     )
+    registration.add_platform(extensions.store(app), fields)
     return Lms(tool_url, app, demo, tool.client_id, tool.deployment_id)
 
 

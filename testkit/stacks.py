@@ -18,8 +18,8 @@ from urllib.parse import parse_qsl, urlsplit
 
 import requests
 
-from service.demo.browser import run_launch
-from service.demo.lms_models import LoginInitiation
+from demo.browser import run_launch
+from demo.lms_models import LoginInitiation
 from testkit import slowness
 from testkit.servers import REPO
 

@@ -11,12 +11,15 @@ web code reaches the app's resources through service/web/extensions.py; CODEBLAN
 variables are read in service/settings.py only; no template or module compares a value with
 a quoted status word, and the words of each status are one table keyed by its enum's members,
 in service/web/labels.py; words said later are core.messages texts (no lazy_gettext, one N_),
-and every refusal is a core.errors.Refusal that only the boundary answers (issue 28).
+and every refusal is a core.errors.Refusal that only the boundary answers; bundles travel as
+records (a platform's fields as PlatformFields, a student's request as an Asker), not as
+loose parameters (issue 28).
 """
 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import os
 import re
@@ -34,10 +37,10 @@ from service.queue import TaskName
 from service.store.models import SubmissionStatus, SyncStatus
 
 REPO = Path(__file__).resolve().parent.parent
-PACKAGES = ("core", "service", "workers")
+PACKAGES = ("core", "service", "workers", "demo")
 WEB = ("flask", "werkzeug", "jinja2")
 # the demo LMS is another program (the platform's side of LTI), with its own store
-OTHER_PROGRAMS = ("service/demo/",)
+OTHER_PROGRAMS = ("demo/",)
 TASK_NAMES = {name.value for name in TaskName}
 # the enums whose members the pages show: their words are never spelled out to compare with
 # or to key a table by (a view model's property says what a status means, labels.py words it)
@@ -94,8 +97,8 @@ def _web(modules: list[str]) -> list[str]:
     return [
         m
         for m in modules
-        if m.split(".")[0] in WEB
-        or m.startswith(("service.web", "service.demo", "service.dev", "service.cli"))
+        if m.split(".")[0] in (*WEB, "demo")
+        or m.startswith(("service.web", "service.dev", "service.cli"))
     ]
 
 
@@ -134,8 +137,8 @@ def test_no_worker_module_imports_flask_or_the_web():
         for path, tree in SOURCES.items()
         if path.startswith("workers/")
         for module, _, line in _imports(tree)
-        if module.split(".")[0] in WEB
-        or module.startswith(("service.web", "service.demo", "service.dev", "service.cli"))
+        if module.split(".")[0] in (*WEB, "demo")
+        or module.startswith(("service.web", "service.dev", "service.cli"))
     ]
     assert wrong == []
 
@@ -153,17 +156,28 @@ def test_the_store_settings_queue_lti_and_outbound_import_no_flask():
     assert wrong == []
 
 
+def _knows_the_demo(path: str, module: str) -> bool:
+    """Return whether a module of the tool, at `path`, imports `module` of the demo's side."""
+    if module.startswith("service.demo"):  # its old home
+        return True
+    if module.split(".")[0] == "demo":
+        return path.startswith("service/") and not path.startswith("service/dev/")
+    return module.startswith("service.dev") and path.startswith("service/web/")
+
+
 def test_the_tool_knows_nothing_of_the_demo_lms():
-    """The demo LMS is another program: `codeblanks dev` mounts it (service.dev), the tool's
-    own app factory and pages never import it or the dev supervisor."""
+    """The demo LMS is another program, at the top level (demo/, beside core/, service/ and
+    workers/): `codeblanks dev` mounts it (service/dev), and nothing else under service/
+    imports it; the tool's own app factory and pages import neither it nor the dev
+    supervisor, and nothing imports it from inside service/ (service.demo) any more."""
     wrong = [
         f"{path}:{line} imports {module}"
         for path, tree in SOURCES.items()
-        if path.startswith("service/web/")
         for module, _, line in _imports(tree)
-        if module.startswith(("service.demo", "service.dev"))
+        if _knows_the_demo(path, module)
     ]
     assert wrong == []
+    assert (REPO / "demo" / "__init__.py").is_file() and not (REPO / "service" / "demo").exists()
 
 
 def test_core_imports_nothing_of_ours_but_core():
@@ -172,7 +186,7 @@ def test_core_imports_nothing_of_ours_but_core():
         for path, tree in SOURCES.items()
         if path.startswith("core/")
         for module, _, line in _imports(tree)
-        if module.split(".")[0] in ("service", "workers")
+        if module.split(".")[0] in ("service", "workers", "demo")
     ]
     assert wrong == []
 
@@ -226,6 +240,121 @@ def test_the_grade_sync_asks_the_store_one_read_and_two_writes():
         elif isinstance(called, ast.Name) and called.id in direct:
             calls.add(f"{direct[called.id]}.{called.id}")
     assert len(calls) <= SYNC_STORE_CALLS, sorted(calls)
+
+
+# what a platform's registration gives (service.store.platform_rows.PlatformFields)
+PLATFORM_FIELDS = (
+    "issuer",
+    "client_id",
+    "deployment_ids",
+    "auth_login_url",
+    "auth_token_url",
+    "key_set_url",
+    "name",
+    "auto_add_deployments",
+)
+
+
+def _parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.arg]:
+    """Return a function's parameters, all kinds, without self, cls, *args and **kwargs."""
+    arguments = function.args
+    every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+    return [arg for arg in every if arg.arg not in ("self", "cls")]
+
+
+def _functions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    return [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+
+def test_a_platforms_fields_travel_as_one_record():
+    """No function takes three or more of a platform's fields one by one: the CLI, the admin
+    page and dynamic registration make a PlatformFields, which goes to the store whole."""
+    wrong = [
+        f"{path}:{function.lineno} {function.name} takes {', '.join(sorted(loose))}"
+        for path, tree in {**SOURCES, **_parsed("testkit")}.items()
+        for function in _functions(tree)
+        if len(loose := {a.arg for a in _parameters(function)} & set(PLATFORM_FIELDS)) >= 3
+    ]
+    assert wrong == []
+    from service.store.platform_rows import PlatformFields  # after: old code has none
+
+    assert PLATFORM_FIELDS == tuple(field.name for field in dataclasses.fields(PlatformFields))
+
+
+# the student's actions and the views they feed; what they take loose instead of the Asker
+STUDENT_ACTIONS = (
+    "service/web/student/actions.py",
+    "service/web/student/lesson_view.py",
+    "service/web/student/course_view.py",
+)
+ASKER_PARTS = {"Store", "Catalog", "Settings", "SignedIn", "datetime"}
+ACTION_PARAMETERS = 4  # the asker, and what the request names: answer's placement, question, answer
+
+
+def _named(annotation: ast.expr) -> set[str]:
+    """Return the type names an annotation mentions (`x.Store | None` mentions Store)."""
+    return {
+        node.id if isinstance(node, ast.Name) else node.attr
+        for node in ast.walk(annotation)
+        if isinstance(node, (ast.Name, ast.Attribute))
+    }
+
+
+def test_the_student_actions_take_the_asker():
+    """A view makes the request's Asker once (actions.asker()) and hands it on: no public
+    function of the student's actions takes the store, catalog, settings, user or time one
+    by one, or more than ACTION_PARAMETERS parameters."""
+    wrong = []
+    for path in STUDENT_ACTIONS:
+        for function in SOURCES[path].body:
+            if not isinstance(function, ast.FunctionDef) or function.name.startswith("_"):
+                continue
+            parameters = _parameters(function)
+            loose = sorted(
+                f"{a.arg}: {ast.unparse(a.annotation)}"
+                for a in parameters
+                if a.annotation is not None and _named(a.annotation) & ASKER_PARTS
+            )
+            if loose or len(parameters) > ACTION_PARAMETERS:
+                wrong.append(
+                    f"{path}:{function.lineno} {function.name} takes {len(parameters)}: "
+                    + ", ".join(loose)
+                )
+    assert wrong == []
+
+
+def _top_functions(tree: ast.Module) -> set[str]:
+    return {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
+def test_no_function_of_ours_is_imported_under_another_name():
+    """A function keeps its one name wherever it is called: a task's body, a command's or an
+    action's is a verb of its own (workers.sweep.find_stuck under the `sweep` task,
+    workers.syncing.sync_pair under `sync_grade`, regrading.queue_regrade under the
+    `regrade` command), never one shared with its caller and imported `as` another; and no
+    top-level function of workers/ shares its name with one of workers/tasks.py's tasks."""
+    sources = {**SOURCES, **_parsed("testkit")}
+    wrong = []
+    for path, tree in sources.items():
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ImportFrom) or not node.module:
+                continue
+            defined = sources.get(node.module.replace(".", "/") + ".py")
+            if defined is None:
+                continue
+            wrong += [
+                f"{path}:{node.lineno} imports {node.module}.{alias.name} as {alias.asname}"
+                for alias in node.names
+                if alias.asname not in (None, alias.name) and alias.name in _top_functions(defined)
+            ]
+    tasks = _top_functions(SOURCES["workers/tasks.py"])
+    wrong += [
+        f"{path} defines {name}, the name of a task"
+        for path, tree in SOURCES.items()
+        if path.startswith("workers/") and path != "workers/tasks.py"
+        for name in sorted(_top_functions(tree) & tasks)
+    ]
+    assert wrong == []
 
 
 def test_sql_is_written_only_in_the_store():

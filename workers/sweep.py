@@ -43,7 +43,7 @@ PURGE_EVERY_S = 60.0  # expired rows are no hurry: the sweep itself runs every f
 _purged_at: float | None = None  # this process's last purge (time.monotonic)
 
 
-def sweep(store: Store, settings: Settings) -> Found:
+def find_stuck(store: Store, settings: Settings) -> Found:
     """Find stuck submissions, overdue syncs and lost probes, marking each as enqueued now."""
     global _purged_at
     now = utcnow()

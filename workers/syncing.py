@@ -1,4 +1,4 @@
-"""Sending a lesson's score to the LMS, through the grade-sync outbox.
+"""Syncing a lesson's score to the LMS, through the grade-sync outbox.
 
 Celery-free, so that tests drive it directly; workers.tasks wraps it in a task with retries.
 """
@@ -16,7 +16,6 @@ from datetime import datetime
 from core import syncs
 from core.lessons import Catalog
 from core.platforms import GradePoster, Posted, ScoreRefused
-from core.syncs import next_stamp as next_stamp
 from service.queue import SyncMessage
 from service.store import outbox
 from service.store.database import Store
@@ -61,7 +60,7 @@ def backoff(attempt: int) -> float:
     return delay * random.uniform(0.8, 1.2)  # noqa: S311  spreads retries, not a secret
 
 
-def sync_grade(
+def sync_pair(
     store: Store,
     catalog: Catalog,
     poster: GradePoster | None,

@@ -23,9 +23,8 @@ from service.lti.roster import sync_roster
 from service.queue import TaskName, send
 from workers.context import WorkerContext
 from workers.grading import Outcome, grade_stored
-from workers.sweep import sweep as find_stuck
-from workers.syncing import Synced, backoff
-from workers.syncing import sync_grade as post_grade
+from workers.sweep import find_stuck
+from workers.syncing import Synced, backoff, sync_pair
 
 # Waits in the broker are short (wait_s: 5 s by default), so these count hops:
 _DB_RETRIES = 120  # about ten minutes of database outage
@@ -78,7 +77,7 @@ def sync_grade(self: Task, user_id: int, placement_id: int) -> Synced:
     """Post the user's lesson score on the placement to the LMS, with backoff on failure."""
     ctx = WorkerContext.of(self.app)
     try:
-        result = post_grade(
+        result = sync_pair(
             ctx.store,
             ctx.catalog,
             ctx.poster,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -65,35 +65,17 @@ def platforms() -> None:
     help="Change the URLs of a platform registered already with this issuer and client id.",
 )
 @click.pass_obj
-def platforms_add(
-    obj: Context,
-    issuer: str,
-    client_id: str,
-    deployment_ids: tuple[str, ...],
-    auth_login_url: str,
-    auth_token_url: str,
-    key_set_url: str,
-    name: str,
-    auto_add_deployments: bool,
-    replace: bool,
-) -> None:
+def platforms_add(obj: Context, /, replace: bool, **fields: Any) -> None:
     """Register a platform (or add deployments to one already registered)."""
     from service.lti import registration
+    from service.store.platform_rows import PlatformFields
 
+    # click passes each option by its name, and the options are named as PlatformFields's
+    # fields: the record is made here, once, and travels whole
+    platform = PlatformFields(**fields)
     with _store(obj.settings) as store:
         try:
-            found = registration.add_platform(
-                store,
-                issuer=issuer,
-                client_id=client_id,
-                deployment_ids=list(deployment_ids),
-                auth_login_url=auth_login_url,
-                auth_token_url=auth_token_url,
-                key_set_url=key_set_url,
-                name=name,
-                auto_add_deployments=auto_add_deployments,
-                replace=replace,
-            )
+            found = registration.add_platform(store, platform, replace=replace)
         except ValueError as exc:
             click.echo(f"codeblanks: {exc}", err=True)
             sys.exit(2)

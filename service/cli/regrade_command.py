@@ -11,7 +11,7 @@ def regrade(placement_id: int) -> None:
     """Grade every graded submission of PLACEMENT_ID again, on the bulk `regrade` queue."""
     from service.queue import send
     from service.web import create_app, extensions
-    from service.web.teacher.regrading import regrade as queue_regrade
+    from service.web.teacher.regrading import queue_regrade
 
     app = create_app()
     gradings = queue_regrade(extensions.store(app), placement_id)

@@ -20,8 +20,8 @@ import requests
 from flask import Flask
 
 from core.lessons import Catalog, load_catalog
+from demo import DemoConfig, create_demo_blueprint
 from service import web
-from service.demo import DemoConfig, create_demo_blueprint
 from service.instance import prepare
 from service.lti import registration
 from service.settings import Settings

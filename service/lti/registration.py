@@ -18,6 +18,7 @@ from service.lti.services import AGS_SCOPES, SCOPE_NRPS, unreadable
 from service.outbound import Unreadable, check_url, document, explain, status_of
 from service.store import platform_rows, registration_tokens
 from service.store.database import Store
+from service.store.platform_rows import PlatformFields
 from service.store.registration_tokens import Grant
 
 if TYPE_CHECKING:
@@ -36,34 +37,15 @@ CANVAS_ISSUERS = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class Registered:
-    """A platform registration as shown to admins."""
+@dataclass(frozen=True, kw_only=True)
+class Registered(PlatformFields):
+    """A platform registration as shown to admins: its fields and its id."""
 
     id: int
-    name: str
-    issuer: str
-    client_id: str
-    deployment_ids: tuple[str, ...]
-    auth_login_url: str
-    auth_token_url: str
-    key_set_url: str
-    auto_add_deployments: bool
 
 
 def add_platform(
-    store: Store,
-    *,
-    issuer: str,
-    client_id: str,
-    deployment_ids: list[str],
-    auth_login_url: str,
-    auth_token_url: str,
-    key_set_url: str,
-    name: str = "",
-    auto_add_deployments: bool = False,
-    replace: bool = False,
-    only: int | None = None,
+    store: Store, fields: PlatformFields, *, replace: bool = False, only: int | None = None
 ) -> Registered:
     """Register a platform, or add deployments to one; raise ValueError if bad.
 
@@ -72,30 +54,21 @@ def add_platform(
     overwritten silently. `only`, when given, is the one platform this call may touch.
     """
     for url, what in (
-        (issuer, "issuer"),
-        (auth_login_url, "auth login URL"),
-        (auth_token_url, "auth token URL"),
-        (key_set_url, "key set URL"),
+        (fields.issuer, "issuer"),
+        (fields.auth_login_url, "auth login URL"),
+        (fields.auth_token_url, "auth token URL"),
+        (fields.key_set_url, "key set URL"),
     ):
         check_url(url, what)
-    for value, what in [(client_id, "client id"), *((d, "deployment id") for d in deployment_ids)]:
+    for value, what in [
+        (fields.client_id, "client id"),
+        *((d, "deployment id") for d in fields.deployment_ids),
+    ]:
         if not value or len(value) > 255:
             raise ValueError(f"the {what} must be 1 to 255 characters")
-    if len(name) > 255:
+    if len(fields.name) > 255:
         raise ValueError("the name must be at most 255 characters")
-    platform_id = platform_rows.save(
-        store,
-        issuer=issuer,
-        client_id=client_id,
-        deployment_ids=deployment_ids,
-        auth_login_url=auth_login_url,
-        auth_token_url=auth_token_url,
-        key_set_url=key_set_url,
-        name=name,
-        auto_add_deployments=auto_add_deployments,
-        replace=replace,
-        only=only,
-    )
+    platform_id = platform_rows.save(store, fields, replace=replace, only=only)
     return next(p for p in list_platforms(store) if p.id == platform_id)
 
 
@@ -117,15 +90,15 @@ def list_platforms(store: Store) -> list[Registered]:
     """Return every registration with its deployments."""
     return [
         Registered(
-            p.id,
-            p.name,
-            p.issuer,
-            p.client_id,
-            deployment_ids,
-            p.auth_login_url,
-            p.auth_token_url,
-            p.key_set_url,
-            p.auto_add_deployments,
+            id=p.id,
+            issuer=p.issuer,
+            client_id=p.client_id,
+            deployment_ids=deployment_ids,
+            auth_login_url=p.auth_login_url,
+            auth_token_url=p.auth_token_url,
+            key_set_url=p.key_set_url,
+            name=p.name,
+            auto_add_deployments=p.auto_add_deployments,
         )
         for p, deployment_ids in platform_rows.with_deployments(store)
     ]
@@ -249,20 +222,18 @@ def register(
     # add_platform's (the issuer's host, until a launch brings the site's name)
     name = grant.name or _site_name(config)
     try:
-        return add_platform(
-            ctx.store,
+        fields = PlatformFields(
             issuer=issuer,
             client_id=client_id,
-            deployment_ids=[deployment_id] if deployment_id else [],
+            deployment_ids=(deployment_id,) if deployment_id else (),
             auth_login_url=config["authorization_endpoint"],
             auth_token_url=config["token_endpoint"],
             key_set_url=config["jwks_uri"],
             name=name[:255],
             # without a deployment id in the answer, accept the first one launches bring
             auto_add_deployments=not deployment_id,
-            replace=replaced is not None,
-            only=replaced,
         )
+        return add_platform(ctx.store, fields, replace=replaced is not None, only=replaced)
     except (ValueError, IntegrityError) as exc:
         log.warning("registration not stored: %.500s", exc)  # names the LMS's own values
         raise RegistrationProblem(

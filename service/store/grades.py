@@ -184,12 +184,12 @@ def release_held(session: Session, placement_id: int, now: datetime) -> list[int
     return users
 
 
-def resend_failed(
+def resync_failed(
     session: Session, placement_ids: list[int], user_id: int | None, now: datetime
 ) -> list[tuple[int, int]]:
     """Make failed syncs pending again with fresh attempts; return their (user, placement) pairs.
 
-    `user_id` None resends every failed sync of the placements.
+    `user_id` None resyncs every failed sync of the placements.
     """
     where = [GradeSync.placement_id.in_(placement_ids), GradeSync.status == SyncStatus.FAILED]
     if user_id is not None:

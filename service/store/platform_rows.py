@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from sqlalchemy import select
@@ -10,6 +11,20 @@ from sqlalchemy.orm import Session
 
 from service.store.database import Store
 from service.store.models import Deployment, Platform
+
+
+@dataclass(frozen=True)
+class PlatformFields:
+    """A platform as its registration gives it: who it is, its deployments, its endpoints."""
+
+    issuer: str
+    client_id: str
+    deployment_ids: tuple[str, ...]
+    auth_login_url: str
+    auth_token_url: str
+    key_set_url: str
+    name: str = ""
+    auto_add_deployments: bool = False  # accept the deployments launches bring
 
 
 def get(session: Session, platform_id: int) -> Platform | None:
@@ -33,26 +48,19 @@ def with_issuer(store: Store, issuer: str, client_id: str | None) -> list[Platfo
         return list(session.scalars(query.limit(2)))
 
 
-def save(
-    store: Store,
-    *,
-    issuer: str,
-    client_id: str,
-    deployment_ids: list[str],
-    auth_login_url: str,
-    auth_token_url: str,
-    key_set_url: str,
-    name: str,
-    auto_add_deployments: bool,
-    replace: bool,
-    only: int | None,
-) -> int:
+def save(store: Store, fields: PlatformFields, *, replace: bool, only: int | None) -> int:
     """Store a platform, or add deployments to one; return its id, or raise ValueError.
 
     A registration that exists already keeps its URLs and settings unless `replace` says
     they may change; `only`, when given, is the one platform this call may touch.
     """
-    wanted = (auth_login_url, auth_token_url, key_set_url, auto_add_deployments)
+    issuer, client_id = fields.issuer, fields.client_id
+    wanted = (
+        fields.auth_login_url,
+        fields.auth_token_url,
+        fields.key_set_url,
+        fields.auto_add_deployments,
+    )
     with store.session() as session:
         platform = session.scalar(
             select(Platform).where(Platform.issuer == issuer, Platform.client_id == client_id)
@@ -64,7 +72,7 @@ def save(
             )
         if platform is None:
             platform = Platform(issuer=issuer, client_id=client_id)
-            platform.name = name or urlsplit(issuer).hostname or issuer
+            platform.name = fields.name or urlsplit(issuer).hostname or issuer
             session.add(platform)
             replace = True
         elif only is not None and platform.id != only:
@@ -90,14 +98,14 @@ def save(
                 platform.key_set_url,
                 platform.auto_add_deployments,
             ) = wanted
-            platform.name = name or platform.name
+            platform.name = fields.name or platform.name
         session.flush()
         known = set(
             session.scalars(
                 select(Deployment.deployment_id).where(Deployment.platform_id == platform.id)
             )
         )
-        for deployment_id in dict.fromkeys(deployment_ids):
+        for deployment_id in dict.fromkeys(fields.deployment_ids):
             if deployment_id not in known:
                 session.add(Deployment(platform_id=platform.id, deployment_id=deployment_id))
         return platform.id

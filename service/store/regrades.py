@@ -172,7 +172,7 @@ def changes(
     return sorted(found, key=lambda change: (change.name.casefold(), change.user_id))
 
 
-def send(session: Session, placement_id: int, now: datetime) -> list[int]:
+def release(session: Session, placement_id: int, now: datetime) -> list[int]:
     """Close the placement's finished regrade and release its held syncs; return the users."""
     regrade = open_regrade(session, placement_id)
     if regrade is None:

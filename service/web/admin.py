@@ -17,6 +17,7 @@ from flask_babel import gettext as _
 from service.lti import registration
 from service.store import throttles
 from service.store.models import utcnow
+from service.store.platform_rows import PlatformFields
 from service.web import csrf, extensions
 
 bp = Blueprint("admin", __name__, url_prefix="/admin")
@@ -74,20 +75,19 @@ def add() -> ResponseReturnValue:
     csrf.check(request.form.get(csrf.FIELD))
     form = request.form
     try:
-        registration.add_platform(
-            extensions.store(),
+        fields = PlatformFields(
             issuer=form.get("issuer", "").strip(),
             client_id=form.get("client_id", "").strip(),
-            deployment_ids=[
+            deployment_ids=tuple(
                 d.strip() for d in form.get("deployment_ids", "").split(",") if d.strip()
-            ],
+            ),
             auth_login_url=form.get("auth_login_url", "").strip(),
             auth_token_url=form.get("auth_token_url", "").strip(),
             key_set_url=form.get("key_set_url", "").strip(),
             name=form.get("name", "").strip(),
             auto_add_deployments=form.get("auto_add_deployments") == "on",
-            replace=form.get("replace") == "on",
         )
+        registration.add_platform(extensions.store(), fields, replace=form.get("replace") == "on")
     except ValueError as exc:
         return _page(error=str(exc), form=form), 400
     return redirect(url_for("admin.platforms"), code=303)

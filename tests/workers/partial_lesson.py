@@ -19,7 +19,7 @@ import requests
 import workers.tasks  # noqa: F401  registers the tasks by name
 from core.lessons import load_catalog
 from core.runs import RunOutcome, RunRequest, RunResult
-from service.demo.server import BackgroundServer
+from demo.server import BackgroundServer
 from service.queue import TaskName
 from service.store.database import Store
 from testkit.apps import swap
@@ -29,7 +29,7 @@ from tests.conftest import SEED
 from tests.workers.contexts import attach_worker
 from workers.context import WorkerContext
 from workers.sandbox.fake import FakeSandbox
-from workers.syncing import Synced, sync_grade
+from workers.syncing import Synced, sync_pair
 
 LESSON = "partial/weighted"
 QUESTION = "rnn-advantage"  # a choice question; 1 is the right answer
@@ -167,7 +167,7 @@ class Course:
                 continue
             assert name == TaskName.SYNC_GRADE, name
             while True:
-                result = sync_grade(
+                result = sync_pair(
                     self.context.store, self.context.catalog, self.context.poster, *args,
                     self.context.settings.sync_attempts,
                 )  # fmt: skip

@@ -215,7 +215,7 @@ def test_a_burst_of_1000_is_graded_once_each(tmp_path, redis_server, database_ur
 
 def test_bulk_regrades_never_delay_a_students_run(pipeline, report):
     from service.queue import send
-    from service.web.teacher.regrading import regrade
+    from service.web.teacher.regrading import queue_regrade
 
     pipeline.start_worker(concurrency=1)  # serves students: grade, sync
     ids = []
@@ -223,7 +223,7 @@ def test_bulk_regrades_never_delay_a_students_run(pipeline, report):
         pipeline.student()
         ids.append(pipeline.submit())
     assert pipeline.wait_until(ids, "graded", timeout=60)
-    gradings = regrade(pipeline.store, pipeline.placed.placement_id)
+    gradings = queue_regrade(pipeline.store, pipeline.placed.placement_id)
     assert send(extensions.celery_app(pipeline.app), gradings) == 20
     started = time.monotonic()
     pipeline.student()

@@ -7,11 +7,12 @@ from sqlalchemy import select
 from core.errors import GraderError
 from core.lesson_scores import LessonScore
 from core.platforms import PlatformAway, Posted, ScorePost, ScoreRefused
+from core.syncs import next_stamp
 from service.store import grades, outages
 from service.store.models import Grade, GradeSync, QuestionAnswer, SyncStatus, utcnow
 from testkit.factories import add_student, place, submission
 from workers.sweep import PROBE_LATE
-from workers.syncing import Synced, backoff, next_stamp, sync_grade
+from workers.syncing import Synced, backoff, sync_pair
 
 LINE_ITEM = "https://lms.example/courses/1/line_items/7"
 
@@ -59,7 +60,7 @@ def run(store, catalog, poster, placed, attempts=3):
     def clock():
         return max(utcnow(), due + timedelta(milliseconds=1))
 
-    return sync_grade(
+    return sync_pair(
         store, catalog, poster, placed.user_id, placed.placement_id, attempts, clock=clock
     )
 
@@ -119,7 +120,7 @@ def test_a_retry_back_before_its_due_time_waits_again_without_posting(store, cat
     assert run(store, catalog, poster, placed).outcome is Synced.RETRY
     [sync] = syncs(store)
     # the broker holds a wait of 5 s at most: a longer backoff comes back in hops
-    early = sync_grade(store, catalog, poster, placed.user_id, placed.placement_id, 3)
+    early = sync_pair(store, catalog, poster, placed.user_id, placed.placement_id, 3)
     assert early.outcome is Synced.WAIT
     assert 0 < early.retry_in_s <= (sync.next_attempt_at - utcnow()).total_seconds() + 0.1
     assert len(poster.posts) == 1
@@ -131,7 +132,7 @@ def test_a_change_not_yet_tried_is_due_even_from_a_clock_ahead_of_ours(store, ca
     placed = answered(store)  # stamped due now by the web app's clock
     poster = FakePoster()
     behind = utcnow() - timedelta(seconds=2)  # this worker's clock, two seconds slow
-    sent = sync_grade(
+    sent = sync_pair(
         store, catalog, poster, placed.user_id, placed.placement_id, 3, clock=lambda: behind
     )
     assert sent.outcome is Synced.SENT and len(poster.posts) == 1
@@ -196,7 +197,7 @@ def answer(store, placed, question_id, now):
 
 
 def run_at(store, catalog, poster, placed, clock, attempts=3):
-    return sync_grade(
+    return sync_pair(
         store, catalog, poster, placed.user_id, placed.placement_id, attempts,
         clock=clock, sleep=clock.sleep,
     )  # fmt: skip
@@ -360,7 +361,7 @@ class Worker:
                 return
             at, user_id, placement_id = self.due.pop(0)
             self.clock.now = max(self.clock.now, at)
-            result = sync_grade(
+            result = sync_pair(
                 self.store, self.catalog, self.poster, user_id, placement_id, self.attempts,
                 clock=self.clock, sleep=self.clock.sleep,
             )  # fmt: skip

@@ -19,7 +19,7 @@ from tests.service import sessions
 from tests.workers.contexts import attach_worker
 from workers.grading import Outcome
 from workers.sandbox.fake import FakeSandbox
-from workers.sweep import sweep
+from workers.sweep import find_stuck
 from workers.syncing import Synced
 from workers.tasks import RosterRead
 
@@ -128,7 +128,7 @@ def test_sweep_task_enqueues_what_is_stuck_on_its_queue(worker, celery_app, stor
     assert sent == [
         Sent(TaskName.GRADE_SUBMISSION, [sid], options={"queue": "grade", "first": True})
     ]
-    assert sweep(store, settings).submissions == []  # taken: the next sweep leaves it
+    assert find_stuck(store, settings).submissions == []  # taken: the next sweep leaves it
 
 
 def test_the_sweep_purges_expired_logins_and_nonces(worker, celery_app, store, sent, monkeypatch):

@@ -1,7 +1,9 @@
 """What a student does with a placement: submit code, answer a question, follow a submission.
 
-Refusals are `Refused` (a core.errors.Refusal: a status, a stable code and its words);
-the app's error boundary renders them, as it does a SourceRefused or an AnswerError.
+Each action takes the request's `Asker` (who asks, when, with the app's store, catalog and
+settings), made once per request by `asker()`. Refusals are `Refused` (a core.errors.Refusal:
+a status, a stable code and its words); the app's error boundary renders them, as it does a
+SourceRefused or an AnswerError.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from service.queue import GradeMessage, Message, SyncMessage
 from service.settings import Settings
 from service.store import answers, drafts, grades, placement_rows, submissions
 from service.store.database import Store
-from service.store.models import Placement, Submission, SubmissionStatus
+from service.store.models import Placement, Submission, SubmissionStatus, utcnow
+from service.web import extensions
 from service.web.auth import SignedIn, current_user
 from service.web.rendering import when
 
@@ -50,6 +53,23 @@ def signed_in(unknown: str | None = None) -> SignedIn:
         message = unknown or _("Open this lesson from your course to sign in.")
         raise Refused(401, "not_signed_in", message)
     return user
+
+
+@dataclass(frozen=True)
+class Asker:
+    """A signed-in student's request as the actions take it: who, when, and with what."""
+
+    user: SignedIn
+    now: datetime
+    store: Store
+    catalog: Catalog
+    settings: Settings
+
+
+def asker(unknown: str | None = None) -> Asker:
+    """Return the request's asker, with the app's resources; Refused (401) for nobody."""
+    user = signed_in(unknown)
+    return Asker(user, utcnow(), extensions.store(), extensions.catalog(), extensions.settings())
 
 
 @dataclass(frozen=True)
@@ -82,24 +102,17 @@ class Submitted:
     follows: tuple[Message, ...] = ()
 
 
-def submit(
-    store: Store,
-    catalog: Catalog,
-    settings: Settings,
-    user: SignedIn,
-    placement_id: int,
-    source: str,
-    now: datetime,
-) -> Submitted:
+def submit(asker: Asker, placement_id: int, source: str) -> Submitted:
     """Check the placement, the rate and the policy, then write a queued submission."""
+    user, now, settings = asker.user, asker.now, asker.settings
     if not user.may_open(placement_id):
         raise Refused(403, "not_launched", _("Open this lesson from your course first."))
-    with store.transaction() as connection:
+    with asker.store.transaction() as connection:
         found = submissions.submitting(connection, placement_id)
         if found is None:
             raise Refused(404, "unknown_placement", _("There is no such lesson placement."))
         lesson_id, policy = found
-        lesson = _lesson(catalog, lesson_id)
+        lesson = _lesson(asker.catalog, lesson_id)
         if lesson.exercise is None:
             raise Refused(404, "no_exercise", _("This lesson has no exercise to submit code to."))
         submissions.lock_author(connection, user.user_id)
@@ -127,17 +140,10 @@ def submit(
         return Submitted(created.submission_id, grading)
 
 
-def answer(
-    store: Store,
-    catalog: Catalog,
-    user: SignedIn,
-    placement_id: int,
-    question_id: str,
-    given: object,
-    now: datetime,
-) -> Scored:
+def answer(asker: Asker, placement_id: int, question_id: str, given: object) -> Scored:
     """Score an answer at once and keep it; the first answer to a question counts."""
-    placement, lesson = open_placement(store, catalog, user, placement_id)
+    user, now = asker.user, asker.now
+    placement, lesson = open_placement(asker, placement_id)
     question = lesson.question(question_id)
     if question is None:
         raise Refused(
@@ -151,7 +157,7 @@ def answer(
         raise Refused(403, closed.closure.value, closed_message(policy, closed))
     result = score_answer(question, given)  # an AnswerError is the boundary's 400
     kept = answers.record(
-        store,
+        asker.store,
         placement.id,
         user.user_id,
         question.id,
@@ -167,22 +173,13 @@ def answer(
     return Scored(question.id, result.earned, result.possible, question.explanation, (sync,))
 
 
-def save_draft(
-    store: Store,
-    catalog: Catalog,
-    user: SignedIn,
-    placement_id: int,
-    source: str,
-    now: datetime,
-) -> None:
+def save_draft(asker: Asker, placement_id: int, source: str) -> None:
     """Keep the student's newest unsubmitted code for the placement's exercise."""
-    open_placement(store, catalog, user, placement_id)
-    drafts.save(store, placement_id, user.user_id, source, now)
+    open_placement(asker, placement_id)
+    drafts.save(asker.store, placement_id, asker.user.user_id, source, asker.now)
 
 
-def reveals(
-    store: Store, placement: Placement, user_id: int, now: datetime, used: int | None = None
-) -> bool:
+def reveals(asker: Asker, placement: Placement, used: int | None = None) -> bool:
     """Return whether the placement's reveal policy lets the student see more now.
 
     The one decision behind the sample solution, the answers of answered questions and
@@ -193,25 +190,26 @@ def reveals(
     policy = grades.policy_of(placement)
     if policy.reveal is Reveal.NEVER:
         return False
-    with store.reading() as session:
+    user_id = asker.user.user_id
+    with asker.store.reading() as session:
         if used is None and policy.reveal is Reveal.AFTER_ATTEMPTS:
             used = submissions.attempts_used(session, placement.id, user_id)
         passed = policy.reveal is Reveal.AFTER_PASS and submissions.has_passed(
             session, placement.id, user_id
         )
-    return policy.reveals(now, used or 0, passed)
+    return policy.reveals(asker.now, used or 0, passed)
 
 
-def status_of(store: Store, user: SignedIn, submission_id: int, now: datetime) -> dict[str, Any]:
+def status_of(asker: Asker, submission_id: int) -> dict[str, Any]:
     """Return the submission's status and, once graded, its verdict; only to its author."""
-    submission = submissions.get(store, submission_id)
-    if submission is None or submission.user_id != user.user_id:
+    submission = submissions.get(asker.store, submission_id)
+    if submission is None or submission.user_id != asker.user.user_id:
         raise Refused(404, "unknown_submission", _("There is no such submission of yours."))
     revealed = False
     if withholds(submission):  # only then is the policy worth its queries (a stream polls)
-        placement = placement_rows.find(store, submission.placement_id)
+        placement = placement_rows.find(asker.store, submission.placement_id)
         if placement is not None:
-            revealed = reveals(store, placement, user.user_id, now)
+            revealed = reveals(asker, placement)
     return describe(submission, revealed)
 
 
@@ -256,17 +254,15 @@ def describe(submission: Submission, revealed: bool = False) -> dict[str, Any]:
     }
 
 
-def open_placement(
-    store: Store, catalog: Catalog, user: SignedIn, placement_id: int
-) -> tuple[Placement, Lesson]:
+def open_placement(asker: Asker, placement_id: int) -> tuple[Placement, Lesson]:
     """Return the placement and its lesson, if the user's launches opened it."""
     # the launch check first: whether a placement exists is nobody else's business
-    if not user.may_open(placement_id):
+    if not asker.user.may_open(placement_id):
         raise Refused(403, "not_launched", _("Open this lesson from your course first."))
-    placement = placement_rows.find(store, placement_id)
+    placement = placement_rows.find(asker.store, placement_id)
     if placement is None:
         raise Refused(404, "unknown_placement", _("There is no such lesson placement."))
-    return placement, _lesson(catalog, placement.lesson_id)
+    return placement, _lesson(asker.catalog, placement.lesson_id)
 
 
 def _lesson(catalog: Catalog, lesson_id: str) -> Lesson:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, request, url_for
@@ -10,10 +11,9 @@ from flask_babel import gettext as _
 from sqlalchemy.exc import DBAPIError
 
 from core.sources import check_source, check_text
-from service.store.database import Store
 from service.store.models import SubmissionStatus, utcnow
 from service.web import extensions
-from service.web.auth import HEADER, SignedIn, link_token
+from service.web.auth import HEADER, link_token
 from service.web.student import actions
 from service.web.student.actions import Refused, signed_in
 from service.web.student.streams import follow
@@ -41,17 +41,8 @@ def refuse_cross_site_writes() -> None:
 @bp.post("/placements/<int:placement_id>/submissions")
 def submit(placement_id: int) -> tuple[Response, int, dict[str, str]]:
     """Take a student's code for a placement: 202 with the submission's URL."""
-    user = signed_in()
-    source = _source()
-    submitted = actions.submit(
-        extensions.store(),
-        extensions.catalog(),
-        extensions.settings(),
-        user,
-        placement_id,
-        source,
-        utcnow(),
-    )
+    asker = actions.asker()
+    submitted = actions.submit(asker, placement_id, _source())
     extensions.follow(submitted.follows)
     submission_id = submitted.submission_id
     url = url_for("api.submission", submission_id=submission_id)
@@ -67,27 +58,23 @@ def submit(placement_id: int) -> tuple[Response, int, dict[str, str]]:
 @bp.put("/placements/<int:placement_id>/draft")
 def draft(placement_id: int) -> tuple[str, int]:
     """Keep the student's unsubmitted code, so that a reload or a new window finds it."""
-    user = signed_in()
-    source = _source()
-    actions.save_draft(
-        extensions.store(), extensions.catalog(), user, placement_id, source, utcnow()
-    )
+    asker = actions.asker()
+    actions.save_draft(asker, placement_id, _source())
     return "", 204
 
 
 @bp.get("/submissions/<int:submission_id>")
 def submission(submission_id: int) -> Response:
     """Return the submission's status and, once graded, its verdict."""
-    return jsonify(actions.status_of(extensions.store(), signed_in(), submission_id, utcnow()))
+    return jsonify(actions.status_of(actions.asker(), submission_id))
 
 
 @bp.get("/submissions/<int:submission_id>/events")
 def events(submission_id: int) -> Response:
     """Stream the submission's status (Server-Sent Events): short, capped; see its module."""
-    user = signed_in()
-    store = extensions.store()
-    first = actions.status_of(store, user, submission_id, utcnow())  # 404 now, not in the stream
-    stream = _stream(store, user, submission_id, first)
+    asker = actions.asker()
+    first = actions.status_of(asker, submission_id)  # 404 now, not in the stream
+    stream = _stream(asker, submission_id, first)
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
     return Response(stream, mimetype="text/event-stream", headers=headers)
 
@@ -95,20 +82,12 @@ def events(submission_id: int) -> Response:
 @bp.post("/placements/<int:placement_id>/answers")
 def answer(placement_id: int) -> tuple[Response, int]:
     """Score an answer to one of the lesson's questions at once."""
-    user = signed_in()
+    asker = actions.asker()
     body = _json_body()
     question_id = body.get("question_id")
     if not isinstance(question_id, str) or "answer" not in body:
         raise Refused(400, "bad_request", _('Send {"question_id": "...", "answer": ...}.'))
-    scored = actions.answer(
-        extensions.store(),
-        extensions.catalog(),
-        user,
-        placement_id,
-        question_id,
-        body["answer"],
-        utcnow(),
-    )
+    scored = actions.answer(asker, placement_id, question_id, body["answer"])
     extensions.follow(scored.follows)
     return jsonify(scored.as_json()), 201
 
@@ -143,16 +122,12 @@ def _json_body() -> dict[str, Any]:
     return body
 
 
-def _stream(
-    store: Store, user: SignedIn, submission_id: int, first: dict[str, Any]
-) -> Iterator[str]:
-    settings = extensions.settings()
-    streams = extensions.streams()
-
+def _stream(asker: actions.Asker, submission_id: int, first: dict[str, Any]) -> Iterator[str]:
     def look() -> dict[str, Any] | None:
-        try:
-            return actions.status_of(store, user, submission_id, utcnow())
+        try:  # each look at its own time: a reveal that comes due shows in the stream
+            return actions.status_of(replace(asker, now=utcnow()), submission_id)
         except DBAPIError:
             return None  # the database blinked; the stream looks again shortly
 
-    return follow(streams, user.user_id, first, look, settings.stream_max_s)
+    streams, user_id = extensions.streams(), asker.user.user_id
+    return follow(streams, user_id, first, look, asker.settings.stream_max_s)

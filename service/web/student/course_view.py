@@ -8,11 +8,8 @@ from datetime import datetime
 from flask_babel import gettext as _
 
 from core.lesson_scores import LessonScore
-from core.lessons import Catalog
 from service.store import courses, grades, memberships, placement_rows
-from service.store.database import Store
-from service.web.auth import SignedIn
-from service.web.student.actions import Refused
+from service.web.student.actions import Asker, Refused
 
 
 @dataclass(frozen=True)
@@ -37,11 +34,10 @@ class CourseListing:
     teaches: bool
 
 
-def student_listing(
-    store: Store, catalog: Catalog, user: SignedIn, course_id: int
-) -> CourseListing:
+def student_listing(asker: Asker, course_id: int) -> CourseListing:
     """List a course's placements for one of its members; Refused for anybody else."""
-    with store.reading() as session:
+    user, catalog = asker.user, asker.catalog
+    with asker.store.reading() as session:
         course = courses.get(session, course_id)
         placements = placement_rows.of_course(session, course_id)
         member = memberships.is_member(session, course_id, user.user_id)

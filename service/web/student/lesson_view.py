@@ -9,19 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from core.lesson_scores import LessonScore
-from core.lessons import Catalog, Lesson
+from core.lessons import Lesson
 from core.placements import Closed, Policy, Reveal
 from core.questions import ChoiceQuestion, MatchQuestion, Question
 from core.runs import RunStatus
 from core.student_views import StudentView, student_view
 from service.store import drafts, grades, submissions, work
-from service.store.database import Store
 from service.store.models import Placement, QuestionAnswer, Submission, SubmissionStatus
-from service.web.auth import SignedIn
 from service.web.student import actions
 
 
@@ -132,19 +129,18 @@ class ShownCase:
         return self.record.get(key)
 
 
-def lesson_page(
-    store: Store, catalog: Catalog, user: SignedIn, placement_id: int, now: datetime
-) -> LessonPage:
+def lesson_page(asker: actions.Asker, placement_id: int) -> LessonPage:
     """Load the placement's lesson and this user's work on it; Refused when not theirs."""
-    placement, lesson = actions.open_placement(store, catalog, user, placement_id)
+    placement, lesson = actions.open_placement(asker, placement_id)
+    store, user_id, now = asker.store, asker.user.user_id, asker.now
     with store.reading() as session:
-        answers = {a.question_id: a for a in work.answers(session, placement_id, user.user_id)}
-        attempts = work.submissions(session, placement_id, user.user_id)
-        used = submissions.attempts_used(session, placement_id, user.user_id)
-        score = grades.score(session, placement, lesson, user.user_id)
+        answers = {a.question_id: a for a in work.answers(session, placement_id, user_id)}
+        attempts = work.submissions(session, placement_id, user_id)
+        used = submissions.attempts_used(session, placement_id, user_id)
+        score = grades.score(session, placement, lesson, user_id)
     policy = grades.policy_of(placement)
-    revealed = actions.reveals(store, placement, user.user_id, now, used)
-    draft = drafts.load(store, placement_id, user.user_id)
+    revealed = actions.reveals(asker, placement, used)
+    draft = drafts.load(store, placement_id, user_id)
     starter = lesson.exercise.starter_code if lesson.exercise else ""
     return LessonPage(
         placement=placement,
@@ -162,19 +158,14 @@ def lesson_page(
 
 
 def answer_by_form(
-    store: Store,
-    catalog: Catalog,
-    user: SignedIn,
-    placement_id: int,
-    form: Mapping[str, str],
-    now: datetime,
+    asker: actions.Asker, placement_id: int, form: Mapping[str, str]
 ) -> actions.Scored:
     """Score a question's answer sent by a plain form, as the JSON API would."""
-    _placement, lesson = actions.open_placement(store, catalog, user, placement_id)
+    _placement, lesson = actions.open_placement(asker, placement_id)
     question_id = form.get("question_id", "")
     question = lesson.question(question_id)
     given = answer_from_form(question, form) if question else None
-    return actions.answer(store, catalog, user, placement_id, question_id, given, now)
+    return actions.answer(asker, placement_id, question_id, given)
 
 
 def answer_from_form(question: Question, form: Mapping[str, str]) -> object:

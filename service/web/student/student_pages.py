@@ -10,11 +10,9 @@ from flask import Blueprint, jsonify, redirect, render_template, request, url_fo
 from flask.typing import ResponseReturnValue
 
 from core.sources import check_text
-from service.store.models import utcnow
 from service.web import csrf, extensions
 from service.web.auth import link_token, page_session
 from service.web.student import actions, course_view
-from service.web.student.actions import signed_in
 from service.web.student.lesson_view import answer_by_form, lesson_page
 
 bp = Blueprint("pages", __name__)
@@ -23,18 +21,14 @@ bp = Blueprint("pages", __name__)
 @bp.get("/lessons/<int:placement_id>")
 def lesson(placement_id: int) -> str:
     """Show a placed lesson to a student who launched it: text, questions, exercise, results."""
-    page = lesson_page(
-        extensions.store(), extensions.catalog(), signed_in(), placement_id, utcnow()
-    )
+    page = lesson_page(actions.asker(), placement_id)
     return render_template("pages/lesson.html", page=page, **page_session())
 
 
 @bp.get("/lessons/<int:placement_id>/progress")
 def progress(placement_id: int) -> ResponseReturnValue:
     """Return the page's score and results, rendered, for the page to swap in after a change."""
-    page = lesson_page(
-        extensions.store(), extensions.catalog(), signed_in(), placement_id, utcnow()
-    )
+    page = lesson_page(actions.asker(), placement_id)
     fields = {"page": page, **page_session()}
     return jsonify(
         score=render_template("pages/_score.html", **fields),
@@ -48,11 +42,9 @@ def progress(placement_id: int) -> ResponseReturnValue:
 @bp.post("/lessons/<int:placement_id>/answers")
 def answer(placement_id: int) -> ResponseReturnValue:
     """Take a question's answer from a plain form (no JavaScript), then show the lesson again."""
-    user = signed_in()
+    asker = actions.asker()
     csrf.check(request.form.get(csrf.FIELD))
-    scored = answer_by_form(
-        extensions.store(), extensions.catalog(), user, placement_id, request.form, utcnow()
-    )
+    scored = answer_by_form(asker, placement_id, request.form)
     extensions.follow(scored.follows)
     return _back(placement_id, f"q-{scored.question_id}")
 
@@ -60,18 +52,9 @@ def answer(placement_id: int) -> ResponseReturnValue:
 @bp.post("/lessons/<int:placement_id>/submissions")
 def submit(placement_id: int) -> ResponseReturnValue:
     """Take code from a plain form (no JavaScript), queue it, then show the lesson again."""
-    user = signed_in()
+    asker = actions.asker()
     csrf.check(request.form.get(csrf.FIELD))
-    source = _form_source()
-    submitted = actions.submit(
-        extensions.store(),
-        extensions.catalog(),
-        extensions.settings(),
-        user,
-        placement_id,
-        source,
-        utcnow(),
-    )
+    submitted = actions.submit(asker, placement_id, _form_source())
     extensions.follow(submitted.follows)
     return _back(placement_id, "results")
 
@@ -79,9 +62,7 @@ def submit(placement_id: int) -> ResponseReturnValue:
 @bp.get("/courses/<int:course_id>")
 def course(course_id: int) -> str:
     """List the course's placed lessons for a student, with their score on each."""
-    listing = course_view.student_listing(
-        extensions.store(), extensions.catalog(), signed_in(), course_id
-    )
+    listing = course_view.student_listing(actions.asker(), course_id)
     return render_template("pages/course.html", listing=listing, **page_session())
 
 

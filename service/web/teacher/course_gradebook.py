@@ -155,7 +155,7 @@ def build(
     return Gradebook(course_id, title, columns, rows)
 
 
-def resend_failed(
+def resync_failed(
     store: Store, course_id: int, placement_id: int | None, user_id: int | None, now: datetime
 ) -> tuple[SyncMessage, ...]:
     """Make the course's failed syncs pending again (one lesson's, one student's, or all).
@@ -164,7 +164,7 @@ def resend_failed(
     """
     with store.session() as session:
         ids = placement_rows.ids_in_course(session, course_id, placement_id)
-        pairs = grades.resend_failed(session, ids, user_id, now) if ids else []
+        pairs = grades.resync_failed(session, ids, user_id, now) if ids else []
     return tuple(SyncMessage(user, placement) for user, placement in pairs)
 
 

@@ -61,7 +61,7 @@ def send(placement_id: int) -> ResponseReturnValue:
     _user, found = placement_teacher(placement_id)
     csrf.check(request.form.get(csrf.FIELD))
     try:
-        syncs = regrading.send_regrade(store(), placement_id, utcnow())
+        syncs = regrading.sync_regrade(store(), placement_id, utcnow())
     except RegradeProblem as exc:
         return _page(found, None, rendered(exc.words)), exc.status  # beside its form
     follow(syncs)

@@ -1,8 +1,8 @@
-"""What a teacher does with a placement: regrade it, with or without a review before sending.
+"""What a teacher does with a placement: regrade it, with or without a review before syncing.
 
-`regrade` (the CLI's) queues the gradings and lets their new scores go to the LMS as they
+`queue_regrade` (the CLI's) queues the gradings and lets their new scores go to the LMS as they
 come. `start_regrade` (the teacher's page) keeps each student's score first and holds the
-new scores back until `send_regrade`, after the teacher has compared them. Each returns the
+new scores back until `sync_regrade`, after the teacher has compared them. Each returns the
 messages to send once its change is committed (the caller sends them: service.queue.send).
 """
 
@@ -19,7 +19,7 @@ from service.store.models import Placement, utcnow
 from service.store.regrades import RegradeProblem
 
 
-def regrade(store: Store, placement_id: int) -> tuple[GradeMessage, ...]:
+def queue_regrade(store: Store, placement_id: int) -> tuple[GradeMessage, ...]:
     """Queue every graded submission of the placement on the bulk queue; return their sends.
 
     The bulk queue has workers of its own (`codeblanks worker --queues regrade`), so that a
@@ -45,8 +45,8 @@ def start_regrade(
     return tuple(GradeMessage(submission_id, Queue.REGRADE) for submission_id in ids)
 
 
-def send_regrade(store: Store, placement_id: int, now: datetime) -> tuple[SyncMessage, ...]:
+def sync_regrade(store: Store, placement_id: int, now: datetime) -> tuple[SyncMessage, ...]:
     """Release a finished regrade's held scores to the LMS: a sync for each student's."""
     with store.session() as session:
-        users = regrades.send(session, placement_id, now)
+        users = regrades.release(session, placement_id, now)
     return tuple(SyncMessage(user_id, placement_id) for user_id in users)

@@ -53,7 +53,7 @@ def resend(course_id: int) -> ResponseReturnValue:
     csrf.check(request.form.get(csrf.FIELD))
     placement_id = request.form.get("placement_id", type=int)
     user_id = request.form.get("user_id", type=int)
-    syncs = course_gradebook.resend_failed(store(), course_id, placement_id, user_id, utcnow())
+    syncs = course_gradebook.resync_failed(store(), course_id, placement_id, user_id, utcnow())
     follow(syncs)
     target = url_for("teacher.gradebook", course_id=course_id, s=link_token(), resent=len(syncs))
     return redirect(target, code=303)

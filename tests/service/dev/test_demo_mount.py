@@ -7,8 +7,8 @@ import pytest
 import requests
 from sqlalchemy import select
 
-from service.demo import platform_of, run_launch
-from service.demo.server import BackgroundServer
+from demo import platform_of, run_launch
+from demo.server import BackgroundServer
 from service.dev.demo_mount import create_app, register_demo, register_within
 from service.lti import registration
 from service.store.models import RegistrationToken, utcnow

@@ -12,7 +12,7 @@ from urllib.parse import parse_qsl, urljoin, urlsplit
 import pytest
 import requests
 
-from service.demo.browser import parse_form
+from demo.browser import parse_form
 from testkit import slowness
 from testkit.devserver import dev_server
 from testkit.factories import SCALED

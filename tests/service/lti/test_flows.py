@@ -9,13 +9,14 @@ import jwt
 import requests
 from sqlalchemy import select
 
-from service.demo.browser import parse_form, run_launch
+from demo.browser import parse_form, run_launch
 from service.lti import registration
 from service.lti.ags import AgsPoster
 from service.lti.roster import sync_roster
 from service.store.models import Course, GradeSync, Membership, Placement, Platform, User, utcnow
+from service.store.platform_rows import PlatformFields
 from testkit.lms import answer, make_lms, signed_in_headers
-from workers.syncing import Synced, sync_grade
+from workers.syncing import Synced, sync_pair
 
 SEED = "expert/what-is-attention"
 
@@ -151,7 +152,7 @@ def test_answers_reach_the_platform_gradebook_with_the_right_fields(lms, browser
     with lms.store.session() as session:
         user_id = session.scalar(select(User.id))
     poster = AgsPoster(lms.lti)
-    result = sync_grade(lms.store, lms.lti.catalog, poster, user_id, placement_id, 3)
+    result = sync_pair(lms.store, lms.lti.catalog, poster, user_id, placement_id, 3)
     assert result.outcome is Synced.SENT, _debug_last_error(lms)
     [score] = lms.platform.scores(user="ali")
     assert score.applied
@@ -177,7 +178,7 @@ def test_line_item_is_made_when_the_launch_gave_none(lms, browser):
     with lms.store.session() as session:
         user_id = session.scalar(select(User.id))
     assert (
-        sync_grade(lms.store, lms.lti.catalog, AgsPoster(lms.lti), user_id, placement_id, 3).outcome
+        sync_pair(lms.store, lms.lti.catalog, AgsPoster(lms.lti), user_id, placement_id, 3).outcome
         is Synced.SENT
     )
     [item] = lms.platform.lineitems_of(link)
@@ -191,7 +192,7 @@ def sync_as_the_task_would(lms, poster, user_id, placement_id):
     """Run the sync; on WAIT (the LMS holds a score of this second), wait as the task's
     retry would, and run it again."""
     while True:
-        result = sync_grade(lms.store, lms.lti.catalog, poster, user_id, placement_id, 3)
+        result = sync_pair(lms.store, lms.lti.catalog, poster, user_id, placement_id, 3)
         if result.outcome is not Synced.WAIT:
             return result
         time.sleep(result.retry_in_s)
@@ -228,7 +229,7 @@ def test_scores_within_one_second_reach_a_moodle_strict_lms_as_the_latest(lms, b
     results = []
     for question, given in answers:
         answer(requests, lms, headers, placement_id, question, given)
-        results.append(sync_grade(lms.store, lms.lti.catalog, poster, user_id, placement_id, 3))
+        results.append(sync_pair(lms.store, lms.lti.catalog, poster, user_id, placement_id, 3))
     # whatever the second boundaries, a sync either posts or waits: none is refused
     assert {r.outcome for r in results} <= {Synced.SENT, Synced.WAIT}
     assert sync_as_the_task_would(lms, poster, user_id, placement_id).outcome in (
@@ -290,7 +291,7 @@ def test_key_rotation_keeps_the_platform_verifying(lms, browser):
         headers=headers,
     )
     assert (
-        sync_grade(lms.store, lms.lti.catalog, AgsPoster(lms.lti), user_id, placement_id, 3).outcome
+        sync_pair(lms.store, lms.lti.catalog, AgsPoster(lms.lti), user_id, placement_id, 3).outcome
         is Synced.SENT
     )
 
@@ -311,12 +312,14 @@ def test_platforms_need_https_except_on_loopback(lms):
     with pytest.raises(ValueError, match="https"):
         registration.add_platform(
             lms.store,
-            issuer="http://lms.example.org",
-            client_id="c",
-            deployment_ids=["d"],
-            auth_login_url="https://lms.example.org/auth",
-            auth_token_url="https://lms.example.org/token",
-            key_set_url="https://lms.example.org/jwks",
+            PlatformFields(
+                issuer="http://lms.example.org",
+                client_id="c",
+                deployment_ids=("d",),
+                auth_login_url="https://lms.example.org/auth",
+                auth_token_url="https://lms.example.org/token",
+                key_set_url="https://lms.example.org/jwks",
+            ),
         )
     with lms.store.session() as session:
         assert len(session.scalars(select(Platform)).all()) == 1

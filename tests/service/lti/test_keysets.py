@@ -14,8 +14,8 @@ from sqlalchemy import update
 from werkzeug.serving import make_server
 from werkzeug.wrappers import Request, Response
 
-from service.demo.browser import run_launch
-from service.demo.server import BackgroundServer
+from demo.browser import run_launch
+from demo.server import BackgroundServer
 from service.lti.claims import LaunchProblem
 from service.lti.keysets import KeySets
 from service.outbound import Allowed, Client, Policy

@@ -9,7 +9,7 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 import requests
 
-from service.demo.browser import run_launch
+from demo.browser import run_launch
 from testkit.lms import make_lms
 
 LTI = "https://purl.imsglobal.org/spec/lti/claim/"
@@ -227,7 +227,7 @@ def test_a_launch_from_another_browser_is_not_taken(lms, browser):
     initiation = lms.platform.launch("ali", link.id)
     login = browser.get(initiation.url, allow_redirects=False)
     auth = browser.get(login.headers["Location"])
-    from service.demo.browser import parse_form
+    from demo.browser import parse_form
 
     form = parse_form(auth.text, auth.url)
     with requests.Session() as other:  # has no login cookie: third-party cookies blocked
@@ -247,7 +247,7 @@ def test_a_launch_from_another_browser_is_not_taken(lms, browser):
 
 
 def test_platform_storage_carries_the_browser_binding(tmp_path):
-    from service.demo.browser import parse_form
+    from demo.browser import parse_form
 
     lms, server = make_lms(tmp_path, storage_target="_parent")
     try:

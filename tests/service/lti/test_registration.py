@@ -12,8 +12,8 @@ import requests
 from flask import Flask, jsonify, redirect, request
 from sqlalchemy import func, select, update
 
-from service.demo.browser import run_launch
-from service.demo.server import BackgroundServer
+from demo.browser import run_launch
+from demo.server import BackgroundServer
 from service.lti import registration
 from service.store import registration_tokens
 from service.store.models import Platform, RegistrationToken, utcnow

@@ -9,8 +9,8 @@ from celery.exceptions import Retry
 from sqlalchemy import select, update
 
 import workers.tasks  # registers the tasks by name
-from service.demo.browser import run_launch
-from service.demo.server import BackgroundServer
+from demo.browser import run_launch
+from demo.server import BackgroundServer
 from service.lti.roster import MAX_AGE
 from service.queue import TaskName
 from service.store.models import Course, utcnow

@@ -10,7 +10,7 @@ import pytest
 import requests
 from werkzeug.wrappers import Request, Response
 
-from service.demo.server import BackgroundServer
+from demo.server import BackgroundServer
 from service.outbound import (
     Allowed,
     Client,

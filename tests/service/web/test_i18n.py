@@ -358,7 +358,7 @@ lms = lti_fixtures.lms
 
 def launched_language(browser, lms, link, locale):
     """Launch the link as Ali in the LMS language `locale`; return the page's lang."""
-    from service.demo.browser import run_launch
+    from demo.browser import run_launch
     from tests.service.lti.test_flows import follow
 
     trace = run_launch(browser, lms.platform.launch("ali", link.id, locale))

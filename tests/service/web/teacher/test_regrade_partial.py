@@ -18,7 +18,7 @@ import pytest
 import requests
 from sqlalchemy import select
 
-from service.demo.browser import run_launch
+from demo.browser import run_launch
 from service.store.models import Course as CourseRow
 from service.store.models import GradeSync, SyncStatus
 from tests.workers.partial_lesson import G_ONLY, HALF, REWEIGHED, Student, open_course
@@ -136,7 +136,7 @@ def test_a_regrade_without_review_posts_the_best_new_partial_score(course):
     """`codeblanks regrade` (no preview): the new scores go out as they come, and the best
     of a student's regraded submissions counts, whichever it was before."""
     from service.queue import send
-    from service.web.teacher.regrading import regrade
+    from service.web.teacher.regrading import queue_regrade
 
     ali = Student.launch(course, "ali", course.link())
     ali.submit(HALF)
@@ -144,6 +144,6 @@ def test_a_regrade_without_review_posts_the_best_new_partial_score(course):
     course.drain()
     assert ali.in_the_lms() == (3.0, 8.0)
     course.change_cases(REWEIGHED)
-    assert send(course.lms.celery_app, regrade(course.store, ali.placement_id)) == 2
+    assert send(course.lms.celery_app, queue_regrade(course.store, ali.placement_id)) == 2
     assert course.drain() == ["graded", "graded", "sent", "nothing_to_do"]
     assert ali.in_the_lms() == (4.5, 8.0)  # G_ONLY's 6/8 now; HALF's 2/8 does not lower it

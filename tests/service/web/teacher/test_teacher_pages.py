@@ -504,14 +504,14 @@ def test_a_regrade_holds_new_scores_until_the_teacher_sends_them(client, store, 
 
 def test_the_clis_regrade_is_not_held(store, celery_app):
     from service.queue import send
-    from service.web.teacher.regrading import regrade
+    from service.web.teacher.regrading import queue_regrade
 
     # a placement whose grades go to an LMS: its syncs wait for their posts
     placed = place(
         store, lesson_id=LESSON, line_item_url="https://lms.example/lineitems/1/lineitem"
     )
     first = work(store, placed)
-    assert send(celery_app, regrade(store, placed.placement_id)) == 1
+    assert send(celery_app, queue_regrade(store, placed.placement_id)) == 1
     grade(store, first, RunStatus.FAILED)
     with store.session() as session:
         assert session.scalars(select(GradeSync.status).order_by(GradeSync.id)).all() == [

@@ -8,10 +8,10 @@ from typing import Any
 
 from flask import Blueprint, Response, jsonify, request
 
-from service.demo import lms_ags, lms_registration, nrps, tokens
-from service.demo.lms_errors import DemoError
-from service.demo.platform import DemoPlatform
-from service.demo.tokens import LINEITEM, LINEITEM_READONLY, MEMBERSHIPS, RESULT_READONLY, SCORE
+from demo import lms_ags, lms_registration, nrps, tokens
+from demo.lms_errors import DemoError
+from demo.platform import DemoPlatform
+from demo.tokens import LINEITEM, LINEITEM_READONLY, MEMBERSHIPS, RESULT_READONLY, SCORE
 
 # Endpoints whose callers are programs: they get JSON errors; browsers get an HTML page.
 JSON_ENDPOINTS = {
@@ -114,7 +114,7 @@ def register_views(bp: Blueprint, platform: DemoPlatform) -> None:
         access = tokens.check(platform, auth, needs)
         item = lms_ags.find(platform, access, course_id, item_id)
         if request.method == "DELETE":
-            platform.store.delete_lineitem(item.id)
+            platform.records.delete_lineitem(item.id)
             return Response(status=204)
         if request.method == "PUT":
             item = lms_ags.save(platform, access, course_id, request.mimetype, body(), item)

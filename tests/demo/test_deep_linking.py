@@ -5,8 +5,8 @@ from typing import Any
 import pytest
 import requests
 
-from service.demo import DemoServer, Tool, run_launch
-from tests.service.demo.fake_tool import DL, LTI, FakeTool, impostor_key
+from demo import DemoServer, Tool, run_launch
+from tests.demo.fake_tool import DL, LTI, FakeTool, impostor_key
 
 Claims = dict[str, Any]
 

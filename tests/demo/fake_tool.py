@@ -15,7 +15,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from flask import Flask, redirect, request
 
-from service.demo import BackgroundServer, DemoPlatform, Tool
+from demo import BackgroundServer, DemoPlatform, Tool
 
 LTI = "https://purl.imsglobal.org/spec/lti/claim/"
 DL = "https://purl.imsglobal.org/spec/lti-dl/claim/"

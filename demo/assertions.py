@@ -9,9 +9,9 @@ import jwt
 from lti1p3platform.exceptions import InvalidKeySetUrl, LtiException
 from lti1p3platform.registration import Registration
 
-from service.demo.adapters import PlatformConf
-from service.demo.lms_errors import DemoError
-from service.demo.lms_models import Tool
+from demo.adapters import PlatformConf
+from demo.lms_errors import DemoError
+from demo.lms_models import Tool
 
 
 class _ToolKeySet(PlatformConf):

@@ -11,7 +11,7 @@ from urllib.parse import parse_qsl, urljoin, urlsplit
 import jwt
 import requests
 
-from service.demo.lms_models import AutoPost, LoginInitiation
+from demo.lms_models import AutoPost, LoginInitiation
 
 REDIRECTS = (301, 302, 303, 307, 308)
 

@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from service.demo import DemoServer, LineItem, Tool
-from service.demo.lms_keys import KEY_FILE, generate_private_pem
-from tests.service.demo.fake_tool import FakeTool, new_private_pem
-from tests.service.demo.scores import ALL_AGS
+from demo import DemoServer, LineItem, Tool
+from demo.lms_keys import KEY_FILE, generate_private_pem
+from tests.demo.fake_tool import FakeTool, new_private_pem
+from tests.demo.scores import ALL_AGS
 
 
 @pytest.fixture(scope="session")

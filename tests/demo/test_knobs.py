@@ -6,9 +6,9 @@ import time
 import pytest
 import requests
 
-from service.demo import DemoServer, LineItem, Tool
-from tests.service.demo.fake_tool import FakeTool
-from tests.service.demo.scores import ALL_AGS, SCOPE, SCORE_TYPE, post_score, score
+from demo import DemoServer, LineItem, Tool
+from tests.demo.fake_tool import FakeTool
+from tests.demo.scores import ALL_AGS, SCOPE, SCORE_TYPE, post_score, score
 
 
 def test_failure_knobs_make_token_and_ags_fail_then_recover(

@@ -6,8 +6,8 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 import requests
 
-from service.demo import DemoError, DemoServer, run_launch
-from tests.service.demo.fake_tool import LTI, TOOL_CONFIG, FakeTool
+from demo import DemoError, DemoServer, run_launch
+from tests.demo.fake_tool import LTI, TOOL_CONFIG, FakeTool
 
 SCORE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
 LINEITEM = "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem"

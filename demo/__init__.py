@@ -4,10 +4,10 @@ It talks to the tool only through the tool's public URLs. Start it in a test wit
 `DemoServer(tmp_path)`; mount it in an app with `create_demo_blueprint(DemoConfig(...))`.
 """
 
-from service.demo.browser import LaunchFlowError, LaunchTrace, parse_form, run_launch
-from service.demo.config import DemoConfig
-from service.demo.lms_errors import DemoError
-from service.demo.lms_models import (
+from demo.browser import LaunchFlowError, LaunchTrace, parse_form, run_launch
+from demo.config import DemoConfig
+from demo.lms_errors import DemoError
+from demo.lms_models import (
     COURSE,
     INSTRUCTOR,
     LEARNER,
@@ -22,9 +22,9 @@ from service.demo.lms_models import (
     Tool,
     User,
 )
-from service.demo.platform import DemoPlatform
-from service.demo.server import BackgroundServer, DemoServer
-from service.demo.web import create_demo_app, create_demo_blueprint, platform_of
+from demo.platform import DemoPlatform
+from demo.server import BackgroundServer, DemoServer
+from demo.web import create_demo_app, create_demo_blueprint, platform_of
 
 __all__ = [
     "COURSE",

@@ -3,8 +3,8 @@ from pathlib import Path
 import pytest
 import requests
 
-from service.demo import DemoError, DemoServer, Tool
-from tests.service.demo.fake_tool import FakeTool
+from demo import DemoError, DemoServer, Tool
+from tests.demo.fake_tool import FakeTool
 
 MEMBERSHIPS = "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly"
 SCORE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"

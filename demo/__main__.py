@@ -1,17 +1,17 @@
-"""Run the demo LMS alone: python -m service.demo [--port 5001] [--tool-url URL]."""
+"""Run the demo LMS alone: python -m demo [--port 5001] [--tool-url URL]."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from service.demo.config import DemoConfig
-from service.demo.web import create_demo_app
+from demo.config import DemoConfig
+from demo.web import create_demo_app
 
 
 def main(argv: list[str] | None = None) -> None:
     """Serve the demo LMS at http://HOST:PORT/demo until interrupted."""
-    parser = argparse.ArgumentParser(prog="python -m service.demo", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m demo", description=__doc__)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=5001)
     parser.add_argument("--state-dir", type=Path, default=Path("instance/demo"))

@@ -6,13 +6,13 @@ import secrets
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from service.demo.lms_errors import DemoError
-from service.demo.lms_models import Tool
-from service.demo.tokens import ALL_SCOPES
+from demo.lms_errors import DemoError
+from demo.lms_models import Tool
+from demo.tokens import ALL_SCOPES
 from service.outbound import loopback
 
 if TYPE_CHECKING:
-    from service.demo.platform import DemoPlatform
+    from demo.platform import DemoPlatform
 
 TOOL_CONFIG = "https://purl.imsglobal.org/spec/lti-tool-configuration"
 MESSAGE_TYPES = ("LtiResourceLinkRequest", "LtiDeepLinkingRequest")
@@ -72,7 +72,7 @@ def register_tool(
         custom=dict(custom or {}),
         active=active,
     )
-    platform.store.put_tool(tool)
+    platform.records.put_tool(tool)
     return tool
 
 
@@ -80,7 +80,7 @@ def start_registration(platform: DemoPlatform, register_url: str) -> str:
     """Issue a one-time registration token; return the tool URL a browser must open."""
     check_url(register_url, "the tool's registration URL")
     token = secrets.token_urlsafe(24)
-    platform.store.grant("registration", token, {}, platform.config.registration_token_lifetime_s)
+    platform.records.grant("registration", token, {}, platform.config.registration_token_lifetime_s)
     # like Moodle (moodle_url(...)->param()): the URL's own query stays, the two are added
     parts = urlsplit(register_url)
     query = [
@@ -98,7 +98,7 @@ def complete_registration(
     """Check a tool's registration request; register it and return the registration response."""
     scheme, _, token = (authorization or "").partition(" ")
     token = token.strip()
-    if scheme.lower() != "bearer" or platform.store.peek("registration", token) is None:
+    if scheme.lower() != "bearer" or platform.records.peek("registration", token) is None:
         raise DemoError(401, "registration token unknown, already used or expired", "invalid_token")
     meta = _check_metadata(body)
     conf = meta[TOOL_CONFIG]
@@ -113,7 +113,7 @@ def complete_registration(
     )
     granted = [s for s in str(meta.get("scope", "")).split() if s in ALL_SCOPES]
     # Only now is the token spent: a tool that sent bad metadata may fix it and retry.
-    if platform.store.take("registration", token) is None:
+    if platform.records.take("registration", token) is None:
         raise DemoError(401, "registration token already used", "invalid_token")
     tool = register_tool(
         platform,

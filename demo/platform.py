@@ -7,12 +7,12 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from service.demo import lms_ags, lms_registration, oidc
-from service.demo.config import DemoConfig
-from service.demo.knobs import Knobs, Mode
-from service.demo.lms_errors import DemoError
-from service.demo.lms_keys import PlatformKey
-from service.demo.lms_models import (
+from demo import lms_ags, lms_registration, oidc
+from demo.config import DemoConfig
+from demo.knobs import Knobs, Mode
+from demo.lms_errors import DemoError
+from demo.lms_keys import PlatformKey
+from demo.lms_models import (
     COURSE,
     AutoPost,
     LineItem,
@@ -23,8 +23,8 @@ from service.demo.lms_models import (
     User,
     roster,
 )
-from service.demo.store import Store
-from service.demo.tokens import ALL_SCOPES
+from demo.records import Records
+from demo.tokens import ALL_SCOPES
 
 PLATFORM_CONFIG = "https://purl.imsglobal.org/spec/lti-platform-configuration"
 
@@ -35,7 +35,7 @@ class DemoPlatform:
     def __init__(self, config: DemoConfig) -> None:
         self.config = config
         self.key = PlatformKey.load_or_create(config.state_dir)
-        self.store = Store(config.state_dir / "demo.sqlite3")
+        self.records = Records(config.state_dir / "demo.sqlite3")
         self.knobs = Knobs()
         self.users: dict[str, User] = roster(config.learners)
 
@@ -125,19 +125,19 @@ class DemoPlatform:
     def activate(self, client_id: str) -> Tool:
         """Activate a tool left pending by dynamic registration."""
         tool = replace(self.tool(client_id), active=True)
-        self.store.put_tool(tool)
+        self.records.put_tool(tool)
         return tool
 
     def tool(self, client_id: str) -> Tool:
         """Return a registered tool; DemoError 404 if there is none."""
-        tool = self.store.tool(client_id)
+        tool = self.records.tool(client_id)
         if tool is None:
             raise DemoError(404, f"no tool registered with client id {client_id!r}")
         return tool
 
     def tools(self) -> list[Tool]:
         """Return every registered tool."""
-        return self.store.tools()
+        return self.records.tools()
 
     # content
     def add_link(
@@ -159,9 +159,9 @@ class DemoPlatform:
             url or tool.launch_url,
             dict(custom or {}),
         )
-        self.store.put_link(link)
+        self.records.put_link(link)
         if score_maximum is not None:
-            self.store.add_lineitem(
+            self.records.add_lineitem(
                 LineItem(
                     0, COURSE.id, client_id, title, float(score_maximum), resource_link_id=link.id
                 )
@@ -170,11 +170,11 @@ class DemoPlatform:
 
     def links(self) -> list[Link]:
         """Return the course's resource links."""
-        return self.store.links(COURSE.id)
+        return self.records.links(COURSE.id)
 
     def lineitems(self) -> list[LineItem]:
         """Return every line item of the course, of every tool."""
-        return self.store.lineitems(COURSE.id)
+        return self.records.lineitems(COURSE.id)
 
     def lineitems_of(self, link: Link) -> list[LineItem]:
         """Return the line items attached to a resource link."""
@@ -220,7 +220,7 @@ class DemoPlatform:
     # grades and failures
     def scores(self, lineitem_id: int | None = None, user: str | None = None) -> list[Score]:
         """Return every score received (applied or refused), oldest first."""
-        return self.store.scores(lineitem_id, self.user_sub(user) if user else None)
+        return self.records.scores(lineitem_id, self.user_sub(user) if user else None)
 
     def gradebook(self) -> dict[tuple[str, int], Score]:
         """Return the latest applied score per (user sub, line item id)."""

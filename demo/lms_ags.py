@@ -7,12 +7,12 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeGuard
 
-from service.demo.lms_errors import DemoError
-from service.demo.lms_models import COURSES, LineItem, Score
-from service.demo.tokens import Access
+from demo.lms_errors import DemoError
+from demo.lms_models import COURSES, LineItem, Score
+from demo.tokens import Access
 
 if TYPE_CHECKING:
-    from service.demo.platform import DemoPlatform
+    from demo.platform import DemoPlatform
 
 LINEITEM_TYPE = "application/vnd.ims.lis.v2.lineitem+json"
 CONTAINER_TYPE = "application/vnd.ims.lis.v2.lineitemcontainer+json"
@@ -42,7 +42,7 @@ def to_json(platform: DemoPlatform, item: LineItem) -> dict[str, Any]:
 
 def find(platform: DemoPlatform, access: Access, course_id: str, lineitem_id: int) -> LineItem:
     """Return a line item of this course that belongs to the calling tool; 404 otherwise."""
-    item = platform.store.lineitem(lineitem_id)
+    item = platform.records.lineitem(lineitem_id)
     if item is None or item.course_id != course_id or item.client_id != access.client_id:
         raise DemoError(404, f"no line item {lineitem_id} of this tool in course {course_id!r}")
     return item
@@ -53,7 +53,7 @@ def search(
 ) -> list[LineItem]:
     """Return the tool's line items of a course, filtered like the AGS container GET."""
     _course(course_id)
-    items = [i for i in platform.store.lineitems(course_id) if i.client_id == access.client_id]
+    items = [i for i in platform.records.lineitems(course_id) if i.client_id == access.client_id]
     filters = {"resource_link_id": "resource_link_id", "resource_id": "resource_id", "tag": "tag"}
     for param, attr in filters.items():
         if param in query:
@@ -91,7 +91,7 @@ def save(
             _timestamp(body[name], name)
     link_id = body.get("resourceLinkId")
     if link_id is not None:
-        link = platform.store.link(link_id)
+        link = platform.records.link(link_id)
         if link is None or link.course_id != course_id or link.client_id != access.client_id:
             raise DemoError(400, f"resourceLinkId {link_id!r} is not a link of this tool here")
     item = LineItem(
@@ -107,8 +107,8 @@ def save(
         end_date_time=body.get("endDateTime"),
     )
     if existing is None:
-        return platform.store.add_lineitem(item)
-    platform.store.put_lineitem(item)
+        return platform.records.add_lineitem(item)
+    platform.records.put_lineitem(item)
     return item
 
 
@@ -142,7 +142,7 @@ def post_score(platform: DemoPlatform, item: LineItem, content_type: str, body: 
         raise DemoError(400, "comment must be a string")
     if CANVAS_SUBMISSION in body:
         _canvas_submission(body[CANVAS_SUBMISSION])
-    score = platform.store.add_score(item.id, user_id, body)
+    score = platform.records.add_score(item.id, user_id, body)
     if not score.applied:
         raise DemoError(409, refusal(score))
     return score
@@ -180,7 +180,7 @@ def latest_scores(
 ) -> dict[str, Score]:
     """Return each user's latest applied score of a line item."""
     latest: dict[str, Score] = {}
-    for score in platform.store.scores(item.id, user_id):
+    for score in platform.records.scores(item.id, user_id):
         if score.applied:
             latest[score.user_id] = score  # scores come oldest first
     return latest

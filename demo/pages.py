@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 from flask import Blueprint, Response, redirect, render_template, request, url_for
 from werkzeug.wrappers import Response as BaseResponse
 
-from service.demo import lms_ags, lms_deep_linking
-from service.demo.lms_models import COURSE, STUDENTS, TEACHER, AutoPost, LoginInitiation
-from service.demo.platform import DemoPlatform
+from demo import lms_ags, lms_deep_linking
+from demo.lms_models import COURSE, STUDENTS, TEACHER, AutoPost, LoginInitiation
+from demo.platform import DemoPlatform
 
 
 def points(value: float) -> str:
@@ -92,7 +92,7 @@ def register_pages(bp: Blueprint, platform: DemoPlatform) -> None:
     @bp.get("/launch/<link_id>")
     def launch(link_id: str) -> str:
         user = platform.users[platform.user_sub(request.args.get("user", ""))]
-        link = platform.store.link(link_id)
+        link = platform.records.link(link_id)
         return render_template(
             "demo/frame.html",
             heading=link.title if link else link_id,

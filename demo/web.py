@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from flask import Blueprint, Flask, Response, jsonify, render_template, request
 
-from service.demo.config import DemoConfig
-from service.demo.lms_errors import DemoError
-from service.demo.lms_views import JSON_ENDPOINTS, register_views
-from service.demo.pages import register_pages
-from service.demo.platform import DemoPlatform
+from demo.config import DemoConfig
+from demo.lms_errors import DemoError
+from demo.lms_views import JSON_ENDPOINTS, register_views
+from demo.pages import register_pages
+from demo.platform import DemoPlatform
 
 EXTENSION = "codeblanks_demo"
 

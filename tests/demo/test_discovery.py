@@ -3,7 +3,7 @@ from pathlib import Path
 
 import requests
 
-from service.demo import DemoConfig, DemoPlatform, DemoServer
+from demo import DemoConfig, DemoPlatform, DemoServer
 
 PLATFORM_CONFIG = "https://purl.imsglobal.org/spec/lti-platform-configuration"
 

@@ -4,7 +4,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from flask import Flask
 
-from service.demo import (
+from demo import (
     DemoConfig,
     DemoServer,
     Tool,
@@ -12,7 +12,7 @@ from service.demo import (
     parse_form,
     platform_of,
 )
-from tests.service.demo.fake_tool import FakeTool
+from tests.demo.fake_tool import FakeTool
 
 
 def test_course_page_offers_launches_deep_linking_and_registration(
@@ -84,10 +84,10 @@ def test_gradebook_shows_latest_scores_and_every_score_received(
     link = demo.platform.add_link(registered.client_id, "Attention", score_maximum=10)
     [item] = demo.platform.lineitems_of(link)
     base = {"activityProgress": "Completed", "gradingProgress": "FullyGraded", "scoreMaximum": 4}
-    demo.platform.store.add_score(
+    demo.platform.records.add_score(
         item.id, "demo-ali", {**base, "scoreGiven": 3, "timestamp": "2026-05-01T10:00:00+00:00"}
     )
-    demo.platform.store.add_score(
+    demo.platform.records.add_score(
         item.id, "demo-ali", {**base, "scoreGiven": 1, "timestamp": "2026-05-01T09:00:00+00:00"}
     )
     page = demo.app.test_client().get("/demo/gradebook").get_data(as_text=True)

@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from service.demo.lms_models import LineItem, Link, Score, Tool
+from demo.lms_models import LineItem, Link, Score, Tool
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _SCHEMA = """
@@ -33,7 +33,7 @@ CREATE TABLE IF NOT EXISTS grants (kind TEXT NOT NULL, key TEXT NOT NULL, data T
 """
 
 
-class Store:
+class Records:
     """Tools, links, line items, scores and one-time grants of the demo platform."""
 
     def __init__(self, path: Path) -> None:

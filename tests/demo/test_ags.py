@@ -6,9 +6,9 @@ from typing import Any
 import pytest
 import requests
 
-from service.demo import DemoServer, LineItem, Tool
-from tests.service.demo.fake_tool import FakeTool
-from tests.service.demo.scores import (
+from demo import DemoServer, LineItem, Tool
+from tests.demo.fake_tool import FakeTool
+from tests.demo.scores import (
     ALL_AGS,
     CANVAS,
     LINEITEM_TYPE,

@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING, Any
 from lti1p3platform.membership import Context, ContextMembership, Status
 from lti1p3platform.utils import dataclass_to_dict
 
-from service.demo.lms_errors import DemoError
-from service.demo.lms_models import COURSES
-from service.demo.tokens import Access
+from demo.lms_errors import DemoError
+from demo.lms_models import COURSES
+from demo.tokens import Access
 
 if TYPE_CHECKING:
-    from service.demo.platform import DemoPlatform
+    from demo.platform import DemoPlatform
 
 MEMBERSHIPS_TYPE = "application/vnd.ims.lti-nrps.v2.membershipcontainer+json"
 
@@ -27,7 +27,7 @@ def memberships(
         raise DemoError(404, f"no course {course_id!r}")
     rlid = query.get("rlid")
     if rlid is not None:
-        link = platform.store.link(rlid)
+        link = platform.records.link(rlid)
         if link is None or link.course_id != course_id or link.client_id != access.client_id:
             raise DemoError(403, f"resource link {rlid!r} is not this tool's link in the course")
     container: dict[str, Any] = dataclass_to_dict(

@@ -10,9 +10,9 @@ from urllib.parse import parse_qsl, urlsplit
 from lti1p3platform.ags import LtiAgs
 from lti1p3platform.registration import Registration
 
-from service.demo.adapters import Launch, Login, ParamsRequest, PlatformConf, SigningRegistration
-from service.demo.lms_errors import DemoError
-from service.demo.lms_models import (
+from demo.adapters import Launch, Login, ParamsRequest, PlatformConf, SigningRegistration
+from demo.lms_errors import DemoError
+from demo.lms_models import (
     COURSE,
     COURSES,
     AutoPost,
@@ -21,10 +21,10 @@ from service.demo.lms_models import (
     Tool,
     User,
 )
-from service.demo.tokens import AGS_SCOPES, MEMBERSHIPS
+from demo.tokens import AGS_SCOPES, MEMBERSHIPS
 
 if TYPE_CHECKING:
-    from service.demo.platform import DemoPlatform
+    from demo.platform import DemoPlatform
 
 Claims = dict[str, Any]
 # A test's hook over the claims before signing: change them in place or return new ones.
@@ -68,10 +68,10 @@ def initiate(
     user = platform.users.get(user_sub)
     if user is None:
         raise DemoError(404, f"no user {user_sub!r} in the demo course")
-    link = platform.store.link(link_id) if link_id else None
+    link = platform.records.link(link_id) if link_id else None
     if link_id and link is None:
         raise DemoError(404, f"no resource link {link_id!r}")
-    tool = platform.store.tool(link.client_id if link else client_id or "")
+    tool = platform.records.tool(link.client_id if link else client_id or "")
     if tool is None:
         raise DemoError(404, f"no tool registered with client id {client_id!r}")
     if not tool.active:
@@ -80,7 +80,7 @@ def initiate(
         raise DemoError(403, "only an instructor can add content by deep linking")
     hint = secrets.token_urlsafe(16)
     data = {"user": user.sub, "client_id": tool.client_id, "link_id": link_id, "locale": locale}
-    platform.store.grant("hint", hint, data, HINT_TTL_S)
+    platform.records.grant("hint", hint, data, HINT_TTL_S)
 
     registration = (
         Registration()
@@ -118,7 +118,7 @@ def authorize(
     for name, value in _AUTH_FIXED.items():
         if p.get(name) != value:
             raise DemoError(400, f"{name} must be {value!r}, got {p.get(name)!r}")
-    tool = platform.store.tool(p.get("client_id", ""))
+    tool = platform.records.tool(p.get("client_id", ""))
     if tool is None:
         raise DemoError(400, f"unknown client_id {p.get('client_id')!r}", "unauthorized_client")
     if not tool.active:
@@ -132,14 +132,14 @@ def authorize(
     for name in ("nonce", "state", "login_hint", "lti_message_hint"):
         if not p.get(name):
             raise DemoError(400, f"{name} is missing")
-    hint = platform.store.peek("hint", p["lti_message_hint"])
+    hint = platform.records.peek("hint", p["lti_message_hint"])
     if hint is None:
         raise DemoError(400, "lti_message_hint is unknown, already used or expired")
     if hint["client_id"] != tool.client_id:
         raise DemoError(400, "lti_message_hint was issued for another client_id")
     if p["login_hint"] != hint["user"]:
         raise DemoError(400, "login_hint does not match the user this launch was issued for")
-    if platform.store.take("hint", p["lti_message_hint"]) is None:
+    if platform.records.take("hint", p["lti_message_hint"]) is None:
         raise DemoError(400, "lti_message_hint already used")
 
     signed: Claims = {}
@@ -149,7 +149,7 @@ def authorize(
         signed.update(claims if changed is None else changed)
         return platform.key.sign(signed, headers, algorithm)
 
-    link = platform.store.link(hint["link_id"]) if hint["link_id"] else None
+    link = platform.records.link(hint["link_id"]) if hint["link_id"] else None
     user = platform.users[hint["user"]]
     launch = _assemble(platform, tool, user, link, p, SigningRegistration(sign))
     presentation = launch.lti_claim_launch_presentation or {}
@@ -223,7 +223,7 @@ def _assemble(
         return launch
     data = secrets.token_urlsafe(16)
     sent = {"client_id": tool.client_id, "deployment_id": tool.deployment_id, "user": user.sub}
-    platform.store.grant("dl_data", data, sent, DEEP_LINK_TTL_S)
+    platform.records.grant("dl_data", data, sent, DEEP_LINK_TTL_S)
     registration.set_deeplink_launch_url(tool.deep_link_url or tool.launch_url)
     # The spec's `data` is an opaque string; the library's annotation says dict.
     launch.set_dl(

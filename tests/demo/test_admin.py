@@ -4,8 +4,8 @@ import json
 
 import requests
 
-from service.demo import DemoServer, LoginInitiation, Tool, run_launch
-from tests.service.demo.fake_tool import FakeTool
+from demo import DemoServer, LoginInitiation, Tool, run_launch
+from tests.demo.fake_tool import FakeTool
 
 SCORE_TYPE = "application/vnd.ims.lis.v1.score+json"
 

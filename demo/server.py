@@ -10,9 +10,9 @@ from typing import Any
 
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
-from service.demo.config import DemoConfig
-from service.demo.platform import DemoPlatform
-from service.demo.web import create_demo_app, platform_of
+from demo.config import DemoConfig
+from demo.platform import DemoPlatform
+from demo.web import create_demo_app, platform_of
 
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 

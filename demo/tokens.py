@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 import jwt
 
-from service.demo import assertions
-from service.demo.lms_errors import DemoError
+from demo import assertions
+from demo.lms_errors import DemoError
 
 if TYPE_CHECKING:
-    from service.demo.platform import DemoPlatform
+    from demo.platform import DemoPlatform
 
 LINEITEM = "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem"
 LINEITEM_READONLY = "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem.readonly"
@@ -50,7 +50,7 @@ def issue(platform: DemoPlatform, form: Mapping[str, str]) -> dict[str, Any]:
     try:
         claims = assertions.peek(assertion)
         client_id = str(claims.get("sub") or claims.get("iss") or "")
-        tool = platform.store.tool(client_id)
+        tool = platform.records.tool(client_id)
         if tool is None:
             raise DemoError(401, f"unknown client id {client_id!r}")
         if not tool.active:
@@ -63,7 +63,7 @@ def issue(platform: DemoPlatform, form: Mapping[str, str]) -> dict[str, Any]:
         jti = claims.get("jti")
         if not isinstance(jti, str) or not jti:
             raise DemoError(401, "the client assertion has no jti")
-        if not platform.store.remember("jti", f"{client_id} {jti}", float(claims["exp"])):
+        if not platform.records.remember("jti", f"{client_id} {jti}", float(claims["exp"])):
             raise DemoError(401, f"the client assertion's jti {jti!r} was used before")
     except DemoError as exc:
         # RFC 6749 5.2: every failure to authenticate the client is invalid_client.
@@ -111,7 +111,7 @@ def check(platform: DemoPlatform, authorization: str | None, any_of: tuple[str, 
         raise DemoError(401, "the access token has expired", "invalid_token") from exc
     except jwt.PyJWTError as exc:
         raise DemoError(401, f"the access token is invalid: {exc}", "invalid_token") from exc
-    tool = platform.store.tool(claims["sub"])
+    tool = platform.records.tool(claims["sub"])
     if tool is None or not tool.active:
         raise DemoError(401, "the access token's client is not an active tool", "invalid_token")
     scopes = frozenset(str(claims["scope"]).split())

@@ -8,13 +8,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from service.demo import assertions
-from service.demo.lms_errors import DemoError
-from service.demo.lms_models import COURSE, LineItem, Link, Tool
-from service.demo.lms_registration import check_url
+from demo import assertions
+from demo.lms_errors import DemoError
+from demo.lms_models import COURSE, LineItem, Link, Tool
+from demo.lms_registration import check_url
 
 if TYPE_CHECKING:
-    from service.demo.platform import DemoPlatform
+    from demo.platform import DemoPlatform
 
 LTI = "https://purl.imsglobal.org/spec/lti/claim/"
 DL = "https://purl.imsglobal.org/spec/lti-dl/claim/"
@@ -36,7 +36,7 @@ def receive(platform: DemoPlatform, form: Mapping[str, str]) -> DeepLinkResult:
     if not token:
         raise DemoError(400, "the JWT form field is missing")
     client_id = str(assertions.peek(token).get("iss", ""))
-    tool = platform.store.tool(client_id)
+    tool = platform.records.tool(client_id)
     if tool is None:
         raise DemoError(400, f"the JWT's iss {client_id!r} is not a registered client id")
     claims = assertions.verify(token, tool, platform.config.leeway_s)
@@ -53,17 +53,17 @@ def receive(platform: DemoPlatform, form: Mapping[str, str]) -> DeepLinkResult:
     nonce = claims.get("nonce")
     if not isinstance(nonce, str) or not nonce:
         raise DemoError(400, "the JWT has no nonce")
-    if not platform.store.remember("dl_nonce", f"{client_id} {nonce}", float(claims["exp"])):
+    if not platform.records.remember("dl_nonce", f"{client_id} {nonce}", float(claims["exp"])):
         raise DemoError(400, "the JWT's nonce was used before: a replayed response")
     data = claims.get(DL + "data")
-    sent = platform.store.peek("dl_data", data) if isinstance(data, str) else None
+    sent = platform.records.peek("dl_data", data) if isinstance(data, str) else None
     if not isinstance(data, str) or sent is None or sent["client_id"] != client_id:
         raise DemoError(400, "the data claim does not match a pending deep-linking request")
     items = claims.get(DL + "content_items", [])
     if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
         raise DemoError(400, "content_items must be a list of objects")
     checked = [_check_item(i, tool) for i in items]
-    if platform.store.take("dl_data", data) is None:
+    if platform.records.take("dl_data", data) is None:
         raise DemoError(400, "this deep-linking request was already answered")
 
     links, lineitems = [], []
@@ -76,12 +76,12 @@ def receive(platform: DemoPlatform, form: Mapping[str, str]) -> DeepLinkResult:
             url=item.get("url") or tool.launch_url,
             custom=item.get("custom") or {},
         )
-        platform.store.put_link(link)
+        platform.records.put_link(link)
         links.append(link)
         spec = item.get("lineItem")
         if spec is not None:
             lineitems.append(
-                platform.store.add_lineitem(
+                platform.records.add_lineitem(
                     LineItem(
                         id=0,
                         course_id=COURSE.id,

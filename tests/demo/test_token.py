@@ -7,8 +7,8 @@ import jwt
 import pytest
 import requests
 
-from service.demo import DemoServer, Tool
-from tests.service.demo.fake_tool import FakeTool, impostor_key
+from demo import DemoServer, Tool
+from tests.demo.fake_tool import FakeTool, impostor_key
 
 SCORE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
 LINEITEM = "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem"

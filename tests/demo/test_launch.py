@@ -7,8 +7,8 @@ import jwt
 import pytest
 import requests
 
-from service.demo import DemoError, DemoServer, Link, Tool, parse_form, run_launch
-from tests.service.demo.fake_tool import DL, LTI, FakeTool
+from demo import DemoError, DemoServer, Link, Tool, parse_form, run_launch
+from tests.demo.fake_tool import DL, LTI, FakeTool
 
 AGS = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
 NRPS = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"

@@ -6,7 +6,7 @@ from typing import Any
 
 import requests
 
-from service.demo import DemoServer, LineItem
+from demo import DemoServer, LineItem
 
 SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/"
 ALL_AGS = " ".join(SCOPE + s for s in ("lineitem", "lineitem.readonly", "result.readonly", "score"))
