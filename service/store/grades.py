@@ -63,19 +63,6 @@ def _pair_in(status: SyncStatus) -> tuple[Any, ...]:
 
 
 _PAIR_PENDING = _pair_in(SyncStatus.PENDING)
-_SKIP_PENDING = (
-    update(GradeSync)
-    .where(*_PAIR_PENDING)
-    .values(
-        status=SyncStatus.SKIPPED,
-        attempts=GradeSync.attempts + 1,
-        updated_at=bindparam("now"),
-        next_attempt_at=bindparam("now"),
-        score_given=bindparam("given"),
-        score_maximum=bindparam("maximum"),
-        last_error=NO_LINE_ITEM,
-    )
-)
 _HOLD_PAIR = (
     update(GradeSync)
     .where(*_PAIR_PENDING)
@@ -91,6 +78,10 @@ _SKIP_PAIR = (
         next_attempt_at=bindparam("now"),
         last_error=bindparam("reason"),
     )
+)
+# skipped with the score kept: for the gradebook, when the LMS has no line item to post to
+_SKIP_PENDING = _SKIP_PAIR.values(
+    score_given=bindparam("given"), score_maximum=bindparam("maximum")
 )
 _HELD_PAIR = select(GradeSync.id).where(*_pair_in(SyncStatus.HELD)).limit(1)
 # the late penalty, and whether a regraded score of the pair waits for review, in one go
@@ -310,7 +301,8 @@ def keep(
     save_grade(connection, placement_id, user_id, score, now)
     pair = {"placement": placement_id, "user": user_id, "now": now}
     changed(connection, _NEW_SYNC, {**pair, "sync_status": SyncStatus.PENDING})
-    changed(connection, _SKIP_PENDING, {**pair, "given": score.given, "maximum": score.maximum})
+    kept = {"given": score.given, "maximum": score.maximum, "reason": NO_LINE_ITEM}
+    changed(connection, _SKIP_PENDING, {**pair, **kept})
     return True
 
 
