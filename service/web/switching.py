@@ -15,8 +15,8 @@ from urllib.parse import urlencode, urlsplit
 
 from flask import Blueprint, redirect, render_template, request
 from flask.typing import ResponseReturnValue
-from flask_babel import gettext as _
 
+from core.messages import say
 from service.web import csrf
 from service.web.auth import PARAM, adopt, contested, name_of, page_session
 from service.web.student.actions import Refused
@@ -34,7 +34,7 @@ def ask() -> ResponseReturnValue | None:
         raise Refused(
             409,
             "another_users_link",
-            _("This link belongs to another user's session; open the page from your course."),
+            say("This link belongs to another user's session; open the page from your course."),
         )
     target = _without_token()
     page = render_template(
@@ -53,10 +53,10 @@ def switch() -> ResponseReturnValue:
     csrf.check(request.form.get(csrf.FIELD))
     target = request.form.get("next", "")
     if not _local(target):
-        raise Refused(400, "bad_request", _("The page to open is not one of this tool's."))
+        raise Refused(400, "bad_request", say("The page to open is not one of this tool's."))
     if not adopt(request.form.get("link", "")):
         raise Refused(
-            400, "stale_link", _("The link has expired; open the page again from your course.")
+            400, "stale_link", say("The link has expired; open the page again from your course.")
         )
     return redirect(target, code=303)
 

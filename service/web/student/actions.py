@@ -18,7 +18,7 @@ from flask_babel import ngettext
 
 from core.errors import Refusal
 from core.lessons import Catalog, Lesson
-from core.messages import Text, verbatim
+from core.messages import Text, say, verbatim
 from core.placements import Closed, Closure, Policy, Reveal
 from core.questions import score_answer
 from core.student_views import case_records, student_view
@@ -35,8 +35,9 @@ from service.web.rendering import when
 class Refused(Refusal):
     """A request the student cannot have: its status, its code and what to tell them.
 
-    A view words it in the request it answers (`_()`, already in the reader's language);
-    words made below Flask come as a core.messages text, worded when the boundary renders.
+    Its words are a core.messages text, worded in the reader's language when the boundary
+    renders it; a sentence with a plural (`ngettext`, which core.messages has no form for)
+    comes already worded, in the request it answers.
     """
 
     def __init__(
@@ -46,11 +47,11 @@ class Refused(Refusal):
         super().__init__(shown, status=status, code=code, retry_after=retry_after)
 
 
-def signed_in(unknown: str | None = None) -> SignedIn:
+def signed_in(unknown: Text | str | None = None) -> SignedIn:
     """Return the request's signed-in user; Refused (401, saying `unknown`) for nobody."""
     user = current_user()
     if user is None:
-        message = unknown or _("Open this lesson from your course to sign in.")
+        message = unknown or say("Open this lesson from your course to sign in.")
         raise Refused(401, "not_signed_in", message)
     return user
 
@@ -66,7 +67,7 @@ class Asker:
     settings: Settings
 
 
-def asker(unknown: str | None = None) -> Asker:
+def asker(unknown: Text | str | None = None) -> Asker:
     """Return the request's asker, with the app's resources; Refused (401) for nobody."""
     user = signed_in(unknown)
     return Asker(user, utcnow(), extensions.store(), extensions.catalog(), extensions.settings())
@@ -106,15 +107,15 @@ def submit(asker: Asker, placement_id: int, source: str) -> Submitted:
     """Check the placement, the rate and the policy, then write a queued submission."""
     user, now, settings = asker.user, asker.now, asker.settings
     if not user.may_open(placement_id):
-        raise Refused(403, "not_launched", _("Open this lesson from your course first."))
+        raise Refused(403, "not_launched", say("Open this lesson from your course first."))
     with asker.store.transaction() as connection:
         found = submissions.submitting(connection, placement_id)
         if found is None:
-            raise Refused(404, "unknown_placement", _("There is no such lesson placement."))
+            raise Refused(404, "unknown_placement", say("There is no such lesson placement."))
         lesson_id, policy = found
         lesson = _lesson(asker.catalog, lesson_id)
         if lesson.exercise is None:
-            raise Refused(404, "no_exercise", _("This lesson has no exercise to submit code to."))
+            raise Refused(404, "no_exercise", say("This lesson has no exercise to submit code to."))
         submissions.lock_author(connection, user.user_id)
         since = now - timedelta(seconds=settings.submit_window_s)
         count, oldest = submissions.recent(connection, user.user_id, since)
@@ -149,7 +150,7 @@ def answer(asker: Asker, placement_id: int, question_id: str, given: object) -> 
         raise Refused(
             404,
             "unknown_question",
-            _("This lesson has no question %(question)s.", question=repr(question_id)),
+            say("This lesson has no question {question}.", question=repr(question_id)),
         )
     policy = grades.policy_of(placement)
     closed = policy.closed(now)
@@ -168,7 +169,7 @@ def answer(asker: Asker, placement_id: int, question_id: str, given: object) -> 
         now,
     )
     if not kept:
-        raise Refused(409, "already_answered", _("You have answered this question already."))
+        raise Refused(409, "already_answered", say("You have answered this question already."))
     sync = SyncMessage(user.user_id, placement.id)
     return Scored(question.id, result.earned, result.possible, question.explanation, (sync,))
 
@@ -204,7 +205,7 @@ def status_of(asker: Asker, submission_id: int) -> dict[str, Any]:
     """Return the submission's status and, once graded, its verdict; only to its author."""
     submission = submissions.get(asker.store, submission_id)
     if submission is None or submission.user_id != asker.user.user_id:
-        raise Refused(404, "unknown_submission", _("There is no such submission of yours."))
+        raise Refused(404, "unknown_submission", say("There is no such submission of yours."))
     revealed = False
     if withholds(submission):  # only then is the policy worth its queries (a stream polls)
         placement = placement_rows.find(asker.store, submission.placement_id)
@@ -258,10 +259,10 @@ def open_placement(asker: Asker, placement_id: int) -> tuple[Placement, Lesson]:
     """Return the placement and its lesson, if the user's launches opened it."""
     # the launch check first: whether a placement exists is nobody else's business
     if not asker.user.may_open(placement_id):
-        raise Refused(403, "not_launched", _("Open this lesson from your course first."))
+        raise Refused(403, "not_launched", say("Open this lesson from your course first."))
     placement = placement_rows.find(asker.store, placement_id)
     if placement is None:
-        raise Refused(404, "unknown_placement", _("There is no such lesson placement."))
+        raise Refused(404, "unknown_placement", say("There is no such lesson placement."))
     return placement, _lesson(asker.catalog, placement.lesson_id)
 
 
@@ -271,7 +272,7 @@ def _lesson(catalog: Catalog, lesson_id: str) -> Lesson:
         raise Refused(
             404,
             "unknown_lesson",
-            _("The lesson %(lesson)s is not in the catalog.", lesson=repr(lesson_id)),
+            say("The lesson {lesson} is not in the catalog.", lesson=repr(lesson_id)),
         )
     return lesson
 

@@ -10,6 +10,7 @@ from flask import Blueprint, Response, current_app, jsonify, request, url_for
 from flask_babel import gettext as _
 from sqlalchemy.exc import DBAPIError
 
+from core.messages import say
 from core.sources import check_source, check_text
 from service.store.models import SubmissionStatus, utcnow
 from service.web import extensions
@@ -34,7 +35,9 @@ def refuse_cross_site_writes() -> None:
             raise Refused(
                 403,
                 "cross_site",
-                _("Send JSON (Content-Type: application/json) or the X-CodeBlanks-Session header."),
+                say(
+                    "Send JSON (Content-Type: application/json) or the X-CodeBlanks-Session header."
+                ),
             )
 
 
@@ -96,7 +99,7 @@ def answer(placement_id: int) -> tuple[Response, int]:
 def link() -> Response:
     """Sign the page's session afresh for its links (static/session.js): short-lived, see auth."""
     if HEADER not in request.headers:
-        raise Refused(401, "not_signed_in", _("Send the page's session in its header."))
+        raise Refused(401, "not_signed_in", say("Send the page's session in its header."))
     signed_in()
     lifetime = int(current_app.config["LINK_LIFETIME"].total_seconds())
     return jsonify(token=link_token(), lifetime_s=lifetime)
@@ -118,7 +121,7 @@ def _source() -> str:
 def _json_body() -> dict[str, Any]:
     body = request.get_json(silent=True)
     if not isinstance(body, dict):
-        raise Refused(400, "bad_request", _("The body must be a JSON object."))
+        raise Refused(400, "bad_request", say("The body must be a JSON object."))
     return body
 
 

@@ -8,6 +8,7 @@ from datetime import datetime
 from flask_babel import gettext as _
 
 from core.lesson_scores import LessonScore
+from core.messages import say
 from service.store import courses, grades, memberships, placement_rows
 from service.web.student.actions import Asker, Refused
 
@@ -43,7 +44,7 @@ def student_listing(asker: Asker, course_id: int) -> CourseListing:
         member = memberships.is_member(session, course_id, user.user_id)
         opened = any(user.may_open(p.id) for p in placements)
         if course is None or not (member or opened or user.teaches(course_id)):
-            raise Refused(403, "not_a_member", _("Open this course from your LMS first."))
+            raise Refused(403, "not_a_member", say("Open this course from your LMS first."))
         listed = []
         for placement in placements:
             lesson = catalog.lesson(placement.lesson_id)

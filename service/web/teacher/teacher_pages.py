@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
-from flask_babel import gettext as _
 
+from core.messages import say
 from service.store.models import Placement, utcnow
 from service.web import csrf, labels
 from service.web.auth import link_token, page_session
@@ -85,7 +85,7 @@ def student(placement_id: int, user_id: int) -> str:
     _user, found = placement_teacher(placement_id)
     work = lesson_report.student_work(store(), catalog(), found, user_id)
     if work is None:
-        raise Refused(404, "unknown_student", _("This student is not in the course."))
+        raise Refused(404, "unknown_student", say("This student is not in the course."))
     return render_template("teacher/student.html", work=work, **page_session())
 
 

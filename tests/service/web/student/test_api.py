@@ -210,6 +210,26 @@ def test_a_refused_source_is_told_in_the_readers_language(client, student, langu
     assert response.get_json() == {"error": "nul_character", "message": message}
 
 
+@pytest.mark.parametrize(
+    ("language", "launch_first", "unknown"),
+    [
+        ("en", "Open this lesson from your course first.", "This lesson has no question 'q9'."),
+        ("tr", "Önce bu dersi kursundan aç.", "Bu derste 'q9' adlı bir soru yok."),
+    ],
+)
+def test_a_views_refusal_is_told_in_the_readers_language(
+    client, student, language, launch_first, unknown
+):
+    """A view's refusal is a core.messages text too, worded by the boundary for its reader."""
+    headers = {"Accept-Language": language}
+    response = submit(client, 999_999, headers=headers)
+    assert response.get_json() == {"error": "not_launched", "message": launch_first}
+    body = {"question_id": "q9", "answer": "a"}
+    response = client.post(f"/api/placements/{student.placement_id}/answers", json=body,
+                           headers=headers)  # fmt: skip
+    assert (response.status_code, response.get_json()["message"]) == (404, unknown)
+
+
 def test_exactly_64_kib_is_accepted(client, student, sent):
     assert submit(client, student.placement_id, json={"source": "x" * 65536}).status_code == 202
 
