@@ -25,10 +25,13 @@ import math
 import string
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TypeAlias
 
 Translate: TypeAlias = Callable[[str], str]
+TranslatePlural: TypeAlias = Callable[[str, str, int], str]  # gettext's ngettext
 FormatNumber: TypeAlias = Callable[[float], str]
+FormatMoment: TypeAlias = Callable[[datetime], str]
 
 _MAX_DEPTH = 8  # a verdict nests four deep (cases' summaries in a sentence list)
 _MAX_NODES = 2000  # 50 cases, each with a summary of a few parts
@@ -46,28 +49,74 @@ class Percent:
 
 
 @dataclass(frozen=True)
+class Moment:
+    """A point in time that the locale writes ("Jan 31, 2027, 23:59 UTC"); aware, or UTC."""
+
+    at: datetime
+
+    def __str__(self) -> str:
+        return english_moment(self.at)
+
+
+@dataclass(frozen=True)
+class Wording:
+    """How a reader's language words a text: its catalog (singular and plural) and formats."""
+
+    translate: Translate
+    number: FormatNumber
+    percent: FormatNumber
+    translate_n: TranslatePlural
+    moment: FormatMoment
+
+
+@dataclass(frozen=True)
 class Message:
-    """One sentence (or phrase): its English template and its named arguments."""
+    """One sentence (or phrase): its English template and its named arguments.
+
+    With a `plural`, the template is the singular and the argument `num` (an int) chooses,
+    as gettext's ngettext does: `say_n`.
+    """
 
     template: str
     args: tuple[tuple[str, Arg], ...] = ()
+    plural: str | None = None
 
     def __str__(self) -> str:
         return self.render(_same, english_number)
 
     def render(
-        self, translate: Translate, number: FormatNumber, percent: FormatNumber | None = None
+        self,
+        translate: Translate,
+        number: FormatNumber,
+        percent: FormatNumber | None = None,
+        *,
+        translate_n: TranslatePlural | None = None,
+        moment: FormatMoment | None = None,
     ) -> str:
         """Return the sentence with its template translated and its arguments formatted."""
-        shown = percent or english_percent
-        fields = {name: _render_arg(value, translate, number, shown) for name, value in self.args}
-        translated = translate(self.template)
-        if translated != self.template:
+        wording = Wording(
+            translate, number, percent or english_percent, translate_n or english_plural,
+            moment or english_moment,
+        )  # fmt: skip
+        return self.worded(wording)
+
+    def worded(self, wording: Wording) -> str:
+        """Return the sentence as `wording` words it."""
+        fields = {name: _render_arg(value, wording) for name, value in self.args}
+        english = self.template
+        if self.plural is None:
+            translated = wording.translate(english)
+        else:
+            count = dict(self.args).get("num")
+            count = count if isinstance(count, int) else 0
+            english = english_plural(self.template, self.plural, count)
+            translated = wording.translate_n(self.template, self.plural, count)
+        if translated != english:
             try:
                 return _fill(translated, fields)
             except ValueError:  # a translation whose fields do not fit: the English instead
                 pass
-        return _fill(self.template, fields)
+        return _fill(english, fields)
 
 
 @dataclass(frozen=True)
@@ -80,14 +129,28 @@ class Joined:
         return self.render(_same, english_number)
 
     def render(
-        self, translate: Translate, number: FormatNumber, percent: FormatNumber | None = None
+        self,
+        translate: Translate,
+        number: FormatNumber,
+        percent: FormatNumber | None = None,
+        *,
+        translate_n: TranslatePlural | None = None,
+        moment: FormatMoment | None = None,
     ) -> str:
         """Return every part rendered, joined by spaces."""
-        return " ".join(part.render(translate, number, percent) for part in self.parts)
+        wording = Wording(
+            translate, number, percent or english_percent, translate_n or english_plural,
+            moment or english_moment,
+        )  # fmt: skip
+        return self.worded(wording)
+
+    def worded(self, wording: Wording) -> str:
+        """Return every part as `wording` words it, joined by spaces."""
+        return " ".join(part.worded(wording) for part in self.parts)
 
 
 Text: TypeAlias = Message | Joined
-Arg: TypeAlias = "str | int | float | Percent | Message | Joined"
+Arg: TypeAlias = "str | int | float | Percent | Moment | Message | Joined"
 
 
 def say(template: str, /, **args: Arg) -> Message:
@@ -96,6 +159,27 @@ def say(template: str, /, **args: Arg) -> Message:
     if missing:
         raise ValueError(f"{template!r} needs {sorted(missing)}")
     return Message(template, tuple(sorted(args.items())))
+
+
+def say_n(singular: str, plural: str, /, *, num: int, **args: Arg) -> Message:
+    """Return a sentence with a singular and a plural (literals: the msgid pair), chosen by
+    `num` as ngettext chooses, with its named arguments (`num` among them)."""
+    given = {**args, "num": num}
+    missing = (set(_fields(singular)) | set(_fields(plural))) - given.keys()
+    if missing:
+        raise ValueError(f"{singular!r} needs {sorted(missing)}")
+    return Message(singular, tuple(sorted(given.items())), plural)
+
+
+def english_plural(singular: str, plural: str, num: int) -> str:
+    """Choose as English does: the singular for one, else the plural."""
+    return singular if num == 1 else plural
+
+
+def english_moment(at: datetime) -> str:
+    """Write a time the English way the messages always have (2027-01-31 23:59 UTC)."""
+    utc = at.astimezone(UTC) if at.tzinfo else at.replace(tzinfo=UTC)
+    return f"{utc:%Y-%m-%d %H:%M} UTC"
 
 
 def N_(template: str) -> str:  # noqa: N802  the catalog's marker, as in gettext
@@ -127,7 +211,11 @@ def to_json(text: Text) -> dict[str, object]:
     """Return the text as plain JSON data, for the store."""
     if isinstance(text, Joined):
         return {"j": [to_json(part) for part in text.parts]}
-    return {"t": text.template, "a": {name: _arg_json(value) for name, value in text.args}}
+    found: dict[str, object] = {"t": text.template}
+    if text.plural is not None:
+        found["p"] = text.plural
+    found["a"] = {name: _arg_json(value) for name, value in text.args}
+    return found
 
 
 def from_json(data: object) -> Text | None:
@@ -143,16 +231,16 @@ def _same(msgid: str) -> str:
     return msgid
 
 
-def _render_arg(
-    value: Arg, translate: Translate, number: FormatNumber, percent: FormatNumber
-) -> str:
+def _render_arg(value: Arg, wording: Wording) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, Percent):
-        return percent(value.ratio)
+        return wording.percent(value.ratio)
+    if isinstance(value, Moment):
+        return wording.moment(value.at)
     if isinstance(value, int | float):
-        return number(value) if math.isfinite(value) else english_number(value)
-    return value.render(translate, number, percent)
+        return wording.number(value) if math.isfinite(value) else english_number(value)
+    return value.worded(wording)
 
 
 @functools.lru_cache(maxsize=512)
@@ -178,6 +266,8 @@ def _fill(template: str, fields: dict[str, str]) -> str:
 def _arg_json(value: Arg) -> object:
     if isinstance(value, Percent):
         return {"%": value.ratio}
+    if isinstance(value, Moment):
+        return {"@": english_moment(value.at)}
     if isinstance(value, Message | Joined):
         return to_json(value)
     if isinstance(value, float) and not math.isfinite(value):
@@ -191,15 +281,20 @@ def _text(data: object, depth: int, budget: list[int]) -> Text:
         raise ValueError("not a stored message")
     if data.keys() == {"j"} and isinstance(data["j"], list) and data["j"]:
         return Joined(tuple(_text(part, depth + 1, budget) for part in data["j"]))
-    template, args = data.get("t"), data.get("a")
-    if data.keys() != {"t", "a"} or not isinstance(template, str) or not isinstance(args, dict):
+    template, args, plural = data.get("t"), data.get("a"), data.get("p")
+    if data.keys() not in ({"t", "a"}, {"t", "p", "a"}) or not isinstance(args, dict):
         raise ValueError("not a stored message")
-    if len(template) > _MAX_TEXT or len(args) > 20:
+    if not isinstance(template, str) or not isinstance(plural, str | None):
+        raise ValueError("not a stored message")
+    if len(template) > _MAX_TEXT or len(plural or "") > _MAX_TEXT or len(args) > 20:
         raise ValueError("a stored message too large")
     read = {str(name): _arg(value, depth + 1, budget) for name, value in args.items()}
-    if set(_fields(template)) - read.keys():
+    named = set(_fields(template)) | set(_fields(plural or ""))
+    if named - read.keys():
         raise ValueError("a stored message without its arguments")
-    return Message(template, tuple(sorted(read.items())))
+    if plural is not None and (type(read.get("num")) is not int):
+        raise ValueError("a stored plural without its count")
+    return Message(template, tuple(sorted(read.items())), plural)
 
 
 def _arg(data: object, depth: int, budget: list[int]) -> Arg:
@@ -212,6 +307,12 @@ def _arg(data: object, depth: int, budget: list[int]) -> Arg:
         raise ValueError("a stored argument is not a bool")
     if isinstance(data, int | float):
         return data
+    if isinstance(data, dict) and data.keys() == {"@"} and isinstance(data["@"], str):
+        try:
+            at = datetime.strptime(data["@"], "%Y-%m-%d %H:%M UTC").replace(tzinfo=UTC)
+        except ValueError:
+            raise ValueError("a stored moment unreadable") from None
+        return Moment(at)
     if isinstance(data, dict) and data.keys() == {"%"}:
         ratio = data["%"]
         if isinstance(ratio, bool) or not isinstance(ratio, int | float):

@@ -6,6 +6,8 @@ import enum
 from dataclasses import dataclass
 from datetime import datetime
 
+from core.messages import Moment, Text, say, say_n
+
 
 class Reveal(enum.StrEnum):
     """When the sample solution and the question answers may be shown to a student."""
@@ -26,10 +28,10 @@ class Closure(enum.StrEnum):
 
 @dataclass(frozen=True)
 class Closed:
-    """A refusal, with the sentence the student reads."""
+    """A refusal, with the sentence the student reads (worded in their language when shown)."""
 
     closure: Closure
-    message: str
+    message: Text
 
 
 @dataclass(frozen=True)
@@ -69,23 +71,30 @@ class Policy:
             assert self.due_at is not None
             return Closed(
                 Closure.PAST_DUE,
-                f"This lesson was due on {self.due_at:%Y-%m-%d %H:%M} UTC; "
-                "late work is not accepted.",
+                say(
+                    "This lesson was due on {due}; late work is not accepted.",
+                    due=Moment(self.due_at),
+                ),
             )
         if (
             attempts_used is not None
             and self.max_attempts is not None
             and attempts_used >= self.max_attempts
         ):
-            plural = "attempt" if self.max_attempts == 1 else "attempts"
             return Closed(
                 Closure.OUT_OF_ATTEMPTS,
-                f"You have used all {self.max_attempts} {plural} at this exercise.",
+                say_n(
+                    "You have used your {num} attempt at this exercise.",
+                    "You have used all {num} attempts at this exercise.",
+                    num=self.max_attempts,
+                ),
             )
         if revealed:
             return Closed(
                 Closure.SOLUTION_SHOWN,
-                "The sample solution is shown now, so this exercise takes no more submissions.",
+                say(
+                    "The sample solution is shown now, so this exercise takes no more submissions."
+                ),
             )
         return None
 

@@ -14,7 +14,7 @@ case "${1:-}" in
     "$pybabel" compile -d "$dir" -D messages
     ;;
   update)
-    "$pybabel" extract -F "$dir/babel.cfg" -k say -k N_ \
+    "$pybabel" extract -F "$dir/babel.cfg" -k say -k say_n:1,2 -k N_ \
       --no-location --sort-output --omit-header -o "$dir/messages.pot" .
     for po in "$dir"/*/LC_MESSAGES/messages.po; do
       "$pybabel" update --no-fuzzy-matching --ignore-obsolete \

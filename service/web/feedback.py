@@ -16,7 +16,7 @@ from flask_babel import format_decimal, get_locale, get_translations
 
 from core import messages
 from core.student_views import StudentView, shown_case
-from service.web.rendering import percent
+from service.web.rendering import percent, when
 
 _DECIMALS = "#,##0.###############"  # every digit a limit or tolerance has (0.000001)
 
@@ -57,8 +57,17 @@ def rendered(text: messages.Text) -> str:
     """Return a core text (a verdict's, a refusal's words) in the page's language."""
     locale = get_locale()
     if locale is None or locale.language == "en":
-        return str(text)  # the source language: the English as core words it, byte for byte
-    return text.render(get_translations().gettext, number, percent)
+        # the source language: the English as core words it, byte for byte, but for a time,
+        # which the pages write their way (rendering.when: "Jan 31, 2027, 23:59 UTC")
+        return text.render(_same, messages.english_number, moment=when)
+    translations = get_translations()
+    return text.render(
+        translations.gettext, number, percent, translate_n=translations.ngettext, moment=when
+    )
+
+
+def _same(msgid: str) -> str:
+    return msgid
 
 
 def number(value: float) -> str:

@@ -26,6 +26,7 @@ from service.web.feedback import (
     case_detail_of,
     case_feedback_of,
     feedback_of,
+    rendered,
     student_feedback_of,
 )
 
@@ -47,6 +48,7 @@ def init_app(app: Flask) -> None:
     app.add_template_global(language, "language")
     app.add_template_global(js_words, "js_words")
     app.add_template_global(stored_view, "verdict_of")
+    app.add_template_global(rendered, "said")  # any core text, in the page's language
     app.add_template_global(feedback_of, "feedback_of")
     app.add_template_global(case_feedback_of, "case_feedback_of")
     app.add_template_global(case_detail_of, "case_detail_of")

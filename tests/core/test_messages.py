@@ -3,13 +3,25 @@ numbers are written by the formatter given (the web app's is the locale's); stor
 reads back, and what does not read back is None (the page then shows the stored English)."""
 
 import json
+from datetime import UTC, datetime
 
 import pytest
 
 from core.cases import Case, judge_case
 from core.compare import CompareMode, Tolerance
 from core.lessons import Exercise
-from core.messages import Joined, Message, Percent, from_json, join, say, to_json, verbatim
+from core.messages import (
+    Joined,
+    Message,
+    Moment,
+    Percent,
+    from_json,
+    join,
+    say,
+    say_n,
+    to_json,
+    verbatim,
+)
 from core.runs import Limits, RunOutcome, RunResult, RunStatus
 from core.verdicts import grade_source, judge
 
@@ -225,3 +237,53 @@ def test_a_refused_source_is_a_translatable_reason():
     assert str(verdict.message) == verdict.feedback
     translated = {"The code is not UTF-8 text (invalid byte at position {position}).": "Bozuk."}
     assert verdict.message.render(lambda m: translated.get(m, m), str).endswith("run. Bozuk.")
+
+
+PLURAL_TR = {  # a fake catalog with plural forms, as Babel's Translations.ngettext reads one
+    ("You have used your {num} attempt.", "You have used all {num} attempts."): (
+        "{num} denemeni kullandın.",
+        "{num} denemenin hepsini kullandın.",
+    ),
+}
+
+
+def fake_ngettext(singular: str, plural: str, n: int) -> str:
+    forms = PLURAL_TR.get((singular, plural))
+    if forms is None:
+        return singular if n == 1 else plural
+    return forms[0] if n == 1 else forms[1]
+
+
+@pytest.mark.parametrize(
+    ("num", "english", "turkish"),
+    [
+        (1, "You have used your 1 attempt.", "1 denemeni kullandın."),
+        (3, "You have used all 3 attempts.", "3 denemenin hepsini kullandın."),
+        (1000, "You have used all 1000 attempts.", "1.000 denemenin hepsini kullandın."),
+    ],
+)
+def test_a_plural_is_chosen_by_its_count_in_each_language(num, english, turkish):
+    text = say_n("You have used your {num} attempt.", "You have used all {num} attempts.", num=num)
+    assert str(text) == english
+    worded = text.render(lambda m: m, fake_number, translate_n=fake_ngettext)
+    assert worded == turkish
+    assert from_json(json.loads(json.dumps(to_json(text)))) == text
+
+
+def test_a_plural_needs_its_count_and_its_fields():
+    with pytest.raises(ValueError, match="wait"):
+        say_n("Wait {wait} s.", "Wait {wait} s, {num} times.", num=2)
+    stored = to_json(say_n("{num} try", "{num} tries", num=2))
+    assert from_json({**stored, "a": {}}) is None  # its count gone
+    assert from_json({**stored, "a": {"num": "2"}}) is None  # a count that is no int
+    assert from_json({**stored, "p": 7}) is None
+
+
+def test_a_moment_is_written_by_the_readers_locale_and_kept_as_english():
+    due = datetime(2027, 1, 31, 23, 59, tzinfo=UTC)
+    text = say("This lesson was due on {due}.", due=Moment(due))
+    assert str(text) == "This lesson was due on 2027-01-31 23:59 UTC."
+    worded = text.render(lambda m: m, fake_number, moment=lambda at: f"{at:%d.%m.%Y %H:%M}")
+    assert worded == "This lesson was due on 31.01.2027 23:59."
+    assert from_json(json.loads(json.dumps(to_json(text)))) == text
+    assert from_json({"t": "{due}", "a": {"due": {"@": "tomorrow"}}}) is None

@@ -31,13 +31,14 @@ def test_closed(policy, at, used, closure):
 def test_a_shown_solution_closes_the_exercise():
     closed = Policy(reveal=Reveal.AFTER_PASS).closed(BEFORE, 1, revealed=True)
     assert closed is not None and closed.closure is Closure.SOLUTION_SHOWN
-    assert "sample solution" in closed.message
+    assert "sample solution" in str(closed.message)
     assert Policy(reveal=Reveal.AFTER_PASS).closed(BEFORE, 1, revealed=False) is None
 
 
 def test_closed_messages_say_why():
-    assert "2026-12-01 12:00" in Policy(due_at=DUE).closed(AFTER).message
-    assert "all 1 attempt " in Policy(max_attempts=1).closed(BEFORE, 1).message
+    assert "2026-12-01 12:00 UTC" in str(Policy(due_at=DUE).closed(AFTER).message)
+    assert "your 1 attempt " in str(Policy(max_attempts=1).closed(BEFORE, 1).message)
+    assert "all 2 attempts " in str(Policy(max_attempts=2).closed(BEFORE, 2).message)
 
 
 @pytest.mark.parametrize(

@@ -9,17 +9,14 @@ SourceRefused or an AnswerError.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from flask_babel import gettext as _
-from flask_babel import ngettext
-
 from core.errors import Refusal
 from core.lessons import Catalog, Lesson
-from core.messages import Text, say, verbatim
-from core.placements import Closed, Closure, Policy, Reveal
+from core.messages import Text, say, say_n, verbatim
+from core.placements import Closure, Reveal
 from core.questions import score_answer
 from core.student_views import case_records, student_view
 from service.queue import GradeMessage, Message, SyncMessage
@@ -29,7 +26,6 @@ from service.store.database import Store
 from service.store.models import Placement, Submission, SubmissionStatus, utcnow
 from service.web import extensions
 from service.web.auth import SignedIn, current_user
-from service.web.rendering import when
 
 
 class Refused(Refusal):
@@ -132,7 +128,7 @@ def submit(asker: Asker, placement_id: int, source: str) -> Submitted:
         closed = policy.closed(now, used, revealed)
         if closed is not None:
             status = 403 if closed.closure is Closure.PAST_DUE else 409
-            raise Refused(status, closed.closure.value, closed_message(policy, closed))
+            raise Refused(status, closed.closure.value, closed.message)
         late = policy.is_late(now)
         created = submissions.queue_new(connection, placement_id, user.user_id, source, late, now)
         # nothing goes to the LMS yet: a score posted now could only repeat the one it holds
@@ -155,7 +151,7 @@ def answer(asker: Asker, placement_id: int, question_id: str, given: object) -> 
     policy = grades.policy_of(placement)
     closed = policy.closed(now)
     if closed is not None:
-        raise Refused(403, closed.closure.value, closed_message(policy, closed))
+        raise Refused(403, closed.closure.value, closed.message)
     result = score_answer(question, given)  # an AnswerError is the boundary's 400
     kept = answers.record(
         asker.store,
@@ -283,44 +279,12 @@ def _check_rate(count: int, oldest: datetime | None, since: datetime, settings: 
         raise Refused(
             429,
             "rate_limited",
-            ngettext(
-                "You submitted %(num)d time in %(window)d s; wait %(wait)d s before "
-                "submitting again.",
-                "You submitted %(num)d times in %(window)d s; wait %(wait)d s before "
-                "submitting again.",
-                count,
+            say_n(
+                "You submitted {num} time in {window} s; wait {wait} s before submitting again.",
+                "You submitted {num} times in {window} s; wait {wait} s before submitting again.",
+                num=count,
                 window=settings.submit_window_s,
                 wait=wait,
             ),
             retry_after=wait,
         )
-
-
-def worded(policy: Policy, closed: Closed | None) -> Closed | None:
-    """Return the closure with its sentence in the student's language (None stays None)."""
-    return None if closed is None else replace(closed, message=closed_message(policy, closed))
-
-
-def closed_message(policy: Policy, closed: Closed) -> str:
-    """Return why a placement takes no more work, in the student's language.
-
-    core.placements words it in English (`closed.message`); the web says it again per
-    request from the closure and the policy it came from.
-    """
-    if closed.closure is Closure.PAST_DUE and policy.due_at is not None:
-        return str(
-            _("This lesson was due on %(due)s; late work is not accepted.", due=when(policy.due_at))
-        )
-    if closed.closure is Closure.OUT_OF_ATTEMPTS and policy.max_attempts is not None:
-        return str(
-            ngettext(
-                "You have used your %(num)d attempt at this exercise.",
-                "You have used all %(num)d attempts at this exercise.",
-                policy.max_attempts,
-            )
-        )
-    if closed.closure is Closure.SOLUTION_SHOWN:
-        return str(
-            _("The sample solution is shown now, so this exercise takes no more submissions.")
-        )
-    return closed.message

@@ -151,8 +151,8 @@ def lesson_page(asker: actions.Asker, placement_id: int) -> LessonPage:
         score=score,
         attempts_used=used,
         revealed=revealed,
-        closed=actions.worded(policy, policy.closed(now, used, revealed)),
-        questions_closed=actions.worded(policy, policy.closed(now)),
+        closed=policy.closed(now, used, revealed),
+        questions_closed=policy.closed(now),
         code=draft.source if draft else (attempts[0].source if attempts else starter),
     )
 

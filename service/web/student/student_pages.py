@@ -12,6 +12,7 @@ from flask.typing import ResponseReturnValue
 from core.sources import check_text
 from service.web import csrf, extensions
 from service.web.auth import link_token, page_session
+from service.web.feedback import rendered
 from service.web.student import actions, course_view
 from service.web.student.lesson_view import answer_by_form, lesson_page
 
@@ -35,7 +36,7 @@ def progress(placement_id: int) -> ResponseReturnValue:
         results=render_template("pages/_results.html", **fields),
         pending=page.pending,
         revealed=page.revealed,
-        closed=page.closed.message if page.closed else None,
+        closed=rendered(page.closed.message) if page.closed else None,
     )
 
 

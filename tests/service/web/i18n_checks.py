@@ -50,6 +50,8 @@ def extract(into: Path) -> Catalog:
             "-k",
             "say",
             "-k",
+            "say_n:1,2",
+            "-k",
             "N_",
             "--no-location",
             "-o",

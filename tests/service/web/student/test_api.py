@@ -1,4 +1,5 @@
 import json
+import re
 import threading
 import time
 from dataclasses import replace
@@ -388,6 +389,38 @@ def test_refusals_speak_the_students_language_and_keep_their_codes(client, store
     body = response.get_json()
     assert (response.status_code, body["error"]) == (403, "past_due")
     assert "geç teslim kabul edilmiyor" in body["message"] and "UTC" in body["message"]
+
+
+@pytest.mark.parametrize(
+    ("attempts", "language", "words"),
+    [
+        (1, "en", "You have used your 1 attempt at this exercise."),
+        (2, "en", "You have used all 2 attempts at this exercise."),
+        (2, "tr", "Bu alıştırmadaki 2 deneme hakkının hepsini kullandın."),
+    ],
+)
+def test_a_closure_is_worded_once_with_its_plural(client, store, sent, attempts, language, words):
+    """core.placements says why a placement is closed (a plural, a time), and the boundary
+    words it for the reader: no second wording of it in the web."""
+    placed = place(store, max_attempts=attempts)
+    for _ in range(attempts):
+        factories.submission(store, placed.placement_id, placed.user_id)
+    sign_in(client, placed.user_id, [placed.placement_id])
+    response = submit(client, placed.placement_id, headers={"Accept-Language": language})
+    assert (response.status_code, response.get_json()) == (
+        409, {"error": "out_of_attempts", "message": words}
+    )  # fmt: skip
+
+
+def test_a_due_date_is_written_as_the_pages_write_it(client, store, sent):
+    placed = place(store, due_at=utcnow() - timedelta(minutes=1))
+    sign_in(client, placed.user_id, [placed.placement_id])
+    english = answer(client, placed.placement_id, "why-scale", 1).get_json()["message"]
+    assert re.fullmatch(
+        r"This lesson was due on \w{3} \d{1,2}, \d{4}, \d{2}:\d{2} UTC; late work is not "
+        r"accepted\.",
+        english,
+    ), english
 
 
 def test_an_answer_refused_in_turkish(client, student, sent):
