@@ -69,17 +69,8 @@ class Wording:
     moment: FormatMoment
 
 
-@dataclass(frozen=True)
-class Message:
-    """One sentence (or phrase): its English template and its named arguments.
-
-    With a `plural`, the template is the singular and the argument `num` (an int) chooses,
-    as gettext's ngettext does: `say_n`.
-    """
-
-    template: str
-    args: tuple[tuple[str, Arg], ...] = ()
-    plural: str | None = None
+class _Rendered:
+    """A text that renders itself in a reader's language: what Message and Joined share."""
 
     def __str__(self) -> str:
         return self.render(_same, english_number)
@@ -93,12 +84,29 @@ class Message:
         translate_n: TranslatePlural | None = None,
         moment: FormatMoment | None = None,
     ) -> str:
-        """Return the sentence with its template translated and its arguments formatted."""
+        """Return the text with its templates translated and its arguments formatted."""
         wording = Wording(
             translate, number, percent or english_percent, translate_n or english_plural,
             moment or english_moment,
         )  # fmt: skip
         return self.worded(wording)
+
+    def worded(self, wording: Wording) -> str:
+        """Return the text as `wording` words it."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Message(_Rendered):
+    """One sentence (or phrase): its English template and its named arguments.
+
+    With a `plural`, the template is the singular and the argument `num` (an int) chooses,
+    as gettext's ngettext does: `say_n`.
+    """
+
+    template: str
+    args: tuple[tuple[str, Arg], ...] = ()
+    plural: str | None = None
 
     def worded(self, wording: Wording) -> str:
         """Return the sentence as `wording` words it."""
@@ -120,29 +128,10 @@ class Message:
 
 
 @dataclass(frozen=True)
-class Joined:
+class Joined(_Rendered):
     """Sentences shown one after another, separated by a space."""
 
     parts: tuple[Text, ...]
-
-    def __str__(self) -> str:
-        return self.render(_same, english_number)
-
-    def render(
-        self,
-        translate: Translate,
-        number: FormatNumber,
-        percent: FormatNumber | None = None,
-        *,
-        translate_n: TranslatePlural | None = None,
-        moment: FormatMoment | None = None,
-    ) -> str:
-        """Return every part rendered, joined by spaces."""
-        wording = Wording(
-            translate, number, percent or english_percent, translate_n or english_plural,
-            moment or english_moment,
-        )  # fmt: skip
-        return self.worded(wording)
 
     def worded(self, wording: Wording) -> str:
         """Return every part as `wording` words it, joined by spaces."""
