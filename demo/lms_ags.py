@@ -6,6 +6,7 @@ import math
 from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeGuard
+from urllib.parse import urlsplit
 
 from demo.lms_errors import DemoError
 from demo.lms_models import COURSES, LineItem, Score
@@ -36,6 +37,7 @@ def to_json(platform: DemoPlatform, item: LineItem) -> dict[str, Any]:
         "resourceLinkId": item.resource_link_id,
         "startDateTime": item.start_date_time,
         "endDateTime": item.end_date_time,
+        "submissionReview": item.submission_review,
     }
     return out | {k: v for k, v in optional.items() if v is not None}
 
@@ -89,6 +91,7 @@ def save(
     for name in ("startDateTime", "endDateTime"):
         if body.get(name) is not None:
             _timestamp(body[name], name)
+    review = submission_review(body.get("submissionReview"), "submissionReview")
     link_id = body.get("resourceLinkId")
     if link_id is not None:
         link = platform.records.link(link_id)
@@ -105,11 +108,39 @@ def save(
         resource_link_id=link_id,
         start_date_time=body.get("startDateTime"),
         end_date_time=body.get("endDateTime"),
+        submission_review=review,
     )
     if existing is None:
         return platform.records.add_lineitem(item)
     platform.records.put_lineitem(item)
     return item
+
+
+def submission_review(value: object, name: str) -> dict[str, Any] | None:
+    """Return a line item's submissionReview checked (None when it has none); 400 if malformed.
+
+    Moodle keeps `url` (or DEFAULT, the link's own URL, without one) and `custom` to send a
+    gradebook's review launch; the spec requires `reviewableStatus`, a list.
+    """
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise DemoError(400, f"{name} must be an object")
+    statuses = value.get("reviewableStatus")
+    if not isinstance(statuses, list) or not all(isinstance(s, str) for s in statuses):
+        raise DemoError(400, f"{name}.reviewableStatus must be a list of strings")
+    if "label" in value and not isinstance(value["label"], str):
+        raise DemoError(400, f"{name}.label must be a string")
+    if value.get("url") is not None:
+        url = value["url"]
+        if not isinstance(url, str) or urlsplit(url).scheme not in ("http", "https"):
+            raise DemoError(400, f"{name}.url must be an http(s) URL")
+    custom = value.get("custom", {})
+    if not isinstance(custom, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in custom.items()
+    ):
+        raise DemoError(400, f"{name}.custom must map names to strings")
+    return {k: value[k] for k in ("reviewableStatus", "label", "url", "custom") if k in value}
 
 
 def post_score(platform: DemoPlatform, item: LineItem, content_type: str, body: object) -> Score:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from demo import assertions
+from demo import assertions, lms_ags
 from demo.lms_errors import DemoError
 from demo.lms_models import COURSE, LineItem, Link, Tool
 from demo.lms_registration import check_url
@@ -91,6 +91,7 @@ def receive(platform: DemoPlatform, form: Mapping[str, str]) -> DeepLinkResult:
                         resource_id=spec.get("resourceId"),
                         tag=spec.get("tag"),
                         resource_link_id=link.id,
+                        submission_review=spec.get("submissionReview"),
                     )
                 )
             )
@@ -122,6 +123,7 @@ def _check_item(item: dict[str, Any], tool: Tool) -> dict[str, Any]:
         for name in ("label", "resourceId", "tag"):
             if name in spec and not isinstance(spec[name], str):
                 raise DemoError(400, f"a lineItem's {name} must be a string")
+        lms_ags.submission_review(spec.get("submissionReview"), "a lineItem's submissionReview")
     return item
 
 

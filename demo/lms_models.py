@@ -108,6 +108,8 @@ class LineItem:
     resource_link_id: str | None = None
     start_date_time: str | None = None
     end_date_time: str | None = None
+    # LTI Submission Review: {"reviewableStatus": [...], "label"?, "url"?, "custom"?}
+    submission_review: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

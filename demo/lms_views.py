@@ -211,7 +211,11 @@ def register_views(bp: Blueprint, platform: DemoPlatform) -> None:
     def admin_launch() -> Response:
         args = request.args
         locale = args.get("locale", "en")
-        if "link" in args:
+        if "link" in args and "for_user" in args:
+            initiation = platform.review(
+                args.get("user", ""), args["link"], args["for_user"], locale
+            )
+        elif "link" in args:
             initiation = platform.launch(args.get("user", ""), args["link"], locale)
         else:
             initiation = platform.deep_link(args.get("user", ""), args.get("client_id", ""), locale)

@@ -33,6 +33,8 @@ Mutate = Callable[[Claims], Claims | None]
 HINT_TTL_S = 600
 DEEP_LINK_TTL_S = 3600
 AGS_CLAIM = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
+LTI = "https://purl.imsglobal.org/spec/lti/claim/"
+SUBMISSION_REVIEW = "LtiSubmissionReviewRequest"
 TOOL_PLATFORM_CLAIM = "https://purl.imsglobal.org/spec/lti/claim/tool_platform"
 COURSE_OFFERING = "http://purl.imsglobal.org/vocab/lis/v2/course#CourseOffering"
 # Substitution variables replaced in custom parameter values ("$User.id" -> the sub).
@@ -60,10 +62,14 @@ def initiate(
     link_id: str | None = None,
     client_id: str | None = None,
     locale: str = "en",
+    for_user: str | None = None,
 ) -> LoginInitiation:
     """Start a launch of a link (or, given a client id, a deep-linking request) as a user.
 
-    `locale` is the user's LMS language, sent as `launch_presentation.locale`.
+    `locale` is the user's LMS language, sent as `launch_presentation.locale`. `for_user` (a
+    sub) makes it a submission review of that student's work on the link, as Moodle's
+    gradebook link does: to the line item's `submissionReview.url` when it declared one,
+    else to the link's own URL; only a teacher may review another person's work.
     """
     user = platform.users.get(user_sub)
     if user is None:
@@ -78,8 +84,12 @@ def initiate(
         raise DemoError(403, f"the tool {tool.name!r} is registered but waits for activation")
     if link is None and not user.is_instructor:
         raise DemoError(403, "only an instructor can add content by deep linking")
+    target = link.url if link else tool.deep_link_url or tool.launch_url
+    if for_user is not None:
+        target = _review_target(platform, user, link, for_user)
     hint = secrets.token_urlsafe(16)
     data = {"user": user.sub, "client_id": tool.client_id, "link_id": link_id, "locale": locale}
+    data["for_user"] = for_user
     platform.records.grant("hint", hint, data, HINT_TTL_S)
 
     registration = (
@@ -92,7 +102,7 @@ def initiate(
     )
     login = Login(None, PlatformConf(registration=registration))
     login.set_lti_message_hint(hint=hint)
-    login.set_launch_url(link.url if link else tool.deep_link_url or tool.launch_url)
+    login.set_launch_url(target)
     url: str = login.initiate_login(user.sub)
     own = dict(parse_qsl(urlsplit(tool.login_url).query))
     params = {k: v for k, v in parse_qsl(urlsplit(url).query) if k not in own}
@@ -152,12 +162,49 @@ def authorize(
     link = platform.records.link(hint["link_id"]) if hint["link_id"] else None
     user = platform.users[hint["user"]]
     launch = _assemble(platform, tool, user, link, p, SigningRegistration(sign))
+    if hint.get("for_user") and link is not None:
+        _review(launch, platform, link, platform.users[hint["for_user"]])
     presentation = launch.lti_claim_launch_presentation or {}
     for claim in presentation.values():  # Moodle and Canvas send the user's language
         claim["locale"] = str(hint.get("locale") or "en")
     data = launch.lti_launch()
     return AutoPost(
         data["launch_url"], {"id_token": data["id_token"], "state": data["state"]}, signed
+    )
+
+
+def _review_target(platform: DemoPlatform, user: User, link: Link | None, for_user: str) -> str:
+    if link is None:
+        raise DemoError(400, "a submission review is of a link's work")
+    if for_user not in platform.users:
+        raise DemoError(404, f"no user {for_user!r} in the demo course")
+    if for_user != user.sub and not user.is_instructor:
+        raise DemoError(403, "only an instructor can review another person's submission")
+    items = platform.lineitems_of(link)
+    if not items:
+        raise DemoError(400, f"the link {link.id!r} has no grade column to review")
+    declared = (items[0].submission_review or {}).get("url")
+    return str(declared) if declared else link.url
+
+
+def _review(launch: Launch, platform: DemoPlatform, link: Link, student: User) -> None:
+    """Make the launch a submission review of `student`'s work, as Moodle's gradebook does."""
+    review = platform.lineitems_of(link)[0].submission_review or {}
+    url = review.get("url")
+    if url:
+        launch.set_launch_url(url)
+    launch.set_extra_claims(
+        {
+            LTI + "message_type": SUBMISSION_REVIEW,
+            LTI + "for_user": {
+                "user_id": student.sub,
+                "given_name": student.given_name,
+                "family_name": student.family_name,
+                "name": student.name,
+                "email": student.email,
+                "roles": [student.role],
+            },
+        }
     )
 
 

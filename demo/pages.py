@@ -87,6 +87,7 @@ def register_pages(bp: Blueprint, platform: DemoPlatform) -> None:
             received=list(reversed(platform.scores()))[:100],
             names=names,
             people=platform.users,
+            teacher=TEACHER,
         )
 
     @bp.get("/launch/<link_id>")
@@ -104,6 +105,31 @@ def register_pages(bp: Blueprint, platform: DemoPlatform) -> None:
     @bp.get("/launch/<link_id>/start")
     def launch_start(link_id: str) -> BaseResponse:
         return start(platform.launch(request.args.get("user", ""), link_id, language()))
+
+    @bp.get("/review/<link_id>")
+    def review(link_id: str) -> str:
+        """Open one student's work from the gradebook, as Moodle's per-student grade link."""
+        user = platform.users[platform.user_sub(request.args.get("user", TEACHER.sub))]
+        student = platform.users[platform.user_sub(request.args.get("for", ""))]
+        link = platform.records.link(link_id)
+        return render_template(
+            "demo/frame.html",
+            heading=f"{link.title if link else link_id}: {student.name}",
+            note=f"Submission review as {user.name}",
+            src=url_for(
+                ".review_start", link_id=link_id, user=user.sub, for_user=student.sub,
+                lang=language(),
+            ),
+            close_url=url_for(".gradebook", lang=language()),
+        )  # fmt: skip
+
+    @bp.get("/review/<link_id>/start")
+    def review_start(link_id: str) -> BaseResponse:
+        args = request.args
+        initiation = platform.review(
+            args.get("user", ""), link_id, args.get("for_user", ""), language()
+        )
+        return start(initiation)
 
     @bp.get("/deep_link")
     def deep_link() -> str:

@@ -185,6 +185,17 @@ class DemoPlatform:
         """Start a resource-link launch as `user` (a sub, or a first name like 'ali')."""
         return oidc.initiate(self, self.user_sub(user), link_id=link_id, locale=locale)
 
+    def review(self, user: str, link_id: str, for_user: str, locale: str = "en") -> LoginInitiation:
+        """Start a submission review of `for_user`'s work on a link, as `user` (Moodle's
+        gradebook link for one student)."""
+        return oidc.initiate(
+            self,
+            self.user_sub(user),
+            link_id=link_id,
+            locale=locale,
+            for_user=self.user_sub(for_user),
+        )
+
     def deep_link(self, user: str, client_id: str, locale: str = "en") -> LoginInitiation:
         """Start a deep-linking request to a tool as `user` (an instructor)."""
         return oidc.initiate(self, self.user_sub(user), client_id=client_id, locale=locale)

@@ -21,6 +21,7 @@ from pylti1p3.lineitem import LineItem
 
 from core.errors import GraderError
 from core.platforms import PlatformAway, Posted, ScorePost, ScoreRefused
+from service.lti import reviews
 from service.lti.services import AGS_SCOPES, CachingConnector, away, describe
 from service.store import platform_rows
 from service.store.models import Platform
@@ -82,7 +83,8 @@ class AgsPoster:
             .set_score_maximum(post.score.maximum)
             .set_resource_id(post.resource_id)
             .set_resource_link_id(post.resource_link_id)
-            .set_tag("codeblanks"),
+            .set_tag("codeblanks")
+            .set_submission_review(reviews.REVIEWABLE, reviews.LABEL, self._lti.review_url),
             find_by="resource_link_id",
         )
         url = item.get_id()
@@ -107,6 +109,10 @@ class AgsPoster:
                         "new_submission": post.grading_progress == "FullyGraded",
                         "submission_type": "basic_lti_launch",
                         "submitted_at": post.timestamp.isoformat(timespec="seconds"),
+                        # the URL SpeedGrader launches for this submission
+                        "submission_data": reviews.submission_url(
+                            self._lti.review_url, post.user_sub
+                        ),
                     }
                 }
             )

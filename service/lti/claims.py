@@ -17,7 +17,8 @@ LTI = "https://purl.imsglobal.org/spec/lti/claim/"
 DL = "https://purl.imsglobal.org/spec/lti-dl/claim/"
 RESOURCE_LINK = "LtiResourceLinkRequest"
 DEEP_LINKING = "LtiDeepLinkingRequest"
-MESSAGE_TYPES = (RESOURCE_LINK, DEEP_LINKING)
+SUBMISSION_REVIEW = "LtiSubmissionReviewRequest"
+MESSAGE_TYPES = (RESOURCE_LINK, DEEP_LINKING, SUBMISSION_REVIEW)
 MAX_ID = 255
 MAX_TEXT = 4096
 TEACHER_ROLES = ("Instructor", "TeachingAssistant", "Administrator", "ContentDeveloper")
@@ -126,14 +127,20 @@ def check_message(body: Mapping[str, Any], base_url: str) -> str:
         if not isinstance(context, dict):
             raise LaunchProblem(say("Bad context"), say("the context claim must be an object"))
         _check_id(context.get("id"), "context.id")
-    if message_type == RESOURCE_LINK:
+    if message_type == DEEP_LINKING:
+        _check_deep_linking(body.get(DL + "deep_linking_settings"))
+    else:
         link = body.get(LTI + "resource_link")
         if not isinstance(link, dict):
             needed = say("a resource link launch needs one")
             raise LaunchProblem(say("Missing resource link"), needed)
         _check_id(link.get("id"), "resource_link.id")
-    else:
-        _check_deep_linking(body.get(DL + "deep_linking_settings"))
+    if message_type == SUBMISSION_REVIEW:
+        for_user = body.get(LTI + "for_user")
+        if not isinstance(for_user, dict):
+            needed = say("a submission review names the student whose work it opens")
+            raise LaunchProblem(say("Missing for_user"), needed)
+        _check_id(for_user.get("user_id"), "for_user.user_id")
     check_target(body.get(LTI + "target_link_uri"), base_url)
     for key, value in body.items():
         if isinstance(value, str) and len(value) > MAX_TEXT:

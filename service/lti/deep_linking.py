@@ -11,6 +11,7 @@ from pylti1p3.deep_link_resource import DeepLinkResource
 from pylti1p3.lineitem import LineItem
 
 from core.lessons import Lesson
+from service.lti import reviews
 from service.lti.services import PlatformAccess, registration
 
 
@@ -30,14 +31,18 @@ class _SignedDeepLink(DeepLink):
         )
 
 
-def resource(lesson: Lesson, launch_url: str) -> DeepLinkResource:
-    """Return the content item for one lesson: its launch URL, custom lesson id, line item."""
+def resource(lesson: Lesson, launch_url: str, review_url: str) -> DeepLinkResource:
+    """Return the content item for one lesson: its launch URL, custom lesson id, line item.
+
+    The line item declares the submission review (the way back from the gradebook).
+    """
     line_item = (
         LineItem()
         .set_label(lesson.title)
         .set_score_maximum(lesson.points)
         .set_resource_id(lesson.id)
         .set_tag("codeblanks")
+        .set_submission_review(reviews.REVIEWABLE, reviews.LABEL, review_url)
     )
     return (
         DeepLinkResource()
@@ -54,8 +59,10 @@ def response_jwt(
     settings: Mapping[str, Any],
     lessons: Sequence[Lesson],
     launch_url: str,
+    review_url: str,
 ) -> str:
     """Return the signed LtiDeepLinkingResponse carrying one link per lesson."""
     link = _SignedDeepLink(access, deployment_id, settings)
-    message = link.get_message_jwt([resource(lesson, launch_url) for lesson in lessons])
+    items = [resource(lesson, launch_url, review_url) for lesson in lessons]
+    message = link.get_message_jwt(items)
     return str(link.encode_jwt(message))

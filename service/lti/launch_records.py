@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from core.lessons import Catalog
+from service.lti import reviews
 from service.lti.claims import DEEP_LINKING, is_teacher
 from service.lti.validation import ValidLaunch
 from service.store import launches
@@ -64,6 +65,8 @@ def _link(
 ) -> LinkFacts:
     lesson_id = (launch.claim("custom") or {}).get("lesson")
     known = isinstance(lesson_id, str) and catalog.lesson(lesson_id) is not None
+    # a review opens work on a placement there is; it never places a lesson
+    known = known and reviews.wanted(launch) is None
     return LinkFacts(
         resource_link_id=link["id"],
         title=str(link.get("title") or "")[:255],

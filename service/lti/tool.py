@@ -41,6 +41,11 @@ class LtiContext:
         """Return the URL every LTI message is sent to."""
         return self.base_url + "/lti/launch"
 
+    @property
+    def review_url(self) -> str:
+        """Return the URL the LMS opens a student's work at (a launch, see service.lti.reviews)."""
+        return self.base_url + "/lti/review"
+
     def access(self, platform: Platform) -> PlatformAccess:
         """Return what calls to this platform's services need."""
         return PlatformAccess(

@@ -91,3 +91,17 @@ def save_roster(
             membership.roster_at = now
         roster_reads.read(session, course_id, now)
     return added
+
+
+def member_of(store: Store, course_id: int, platform_id: int, sub: str) -> int | None:
+    """Return the id of the course's member known to the platform by `sub`, or None."""
+    with store.reading() as session:
+        return session.scalar(
+            select(User.id)
+            .join(Membership, Membership.user_id == User.id)
+            .where(
+                User.platform_id == platform_id,
+                User.sub == sub,
+                Membership.course_id == course_id,
+            )
+        )

@@ -12,10 +12,11 @@ from werkzeug.wrappers import Response as WebResponse
 
 from core.lessons import Catalog
 from core.messages import say
-from service.lti import launch_records, logins, roster
+from service.lti import launch_records, logins, reviews, roster
 from service.lti.claims import DEEP_LINKING, DL, LaunchProblem
 from service.lti.tool import LtiContext
 from service.lti.validation import HardenedLaunch, Login, ValidLaunch
+from service.store import memberships
 from service.store.models import utcnow
 from service.web.auth import link_token, page_session, sign_in
 from service.web.i18n import remember_launch_locale
@@ -44,6 +45,7 @@ def open(  # noqa: A001 - the launch opens
     opened = launch_records.record(ctx.store, ctx.catalog, valid)
     if opened.teacher:
         roster.ask_for_read(ctx.store, celery_app, opened.course_id, utcnow())
+    student_id = _reviewed(ctx, valid, opened)
     sign_in(
         opened.user_id,
         [opened.placement_id] if opened.placement_id else [],
@@ -79,6 +81,14 @@ def open(  # noqa: A001 - the launch opens
                 **fields,
             )
         )
+    if student_id is not None and opened.teacher:
+        target_url = url_for(
+            "teacher.student",
+            placement_id=opened.placement_id,
+            user_id=student_id,
+            s=link_token(),
+        )
+        return redirect(target_url)
     target = urlsplit(str(valid.claim("target_link_uri", ""))).path
     if target.endswith("/lti/course"):  # Canvas's course navigation: the whole course
         endpoint = "teacher.gradebook" if opened.teacher else "pages.course"
@@ -104,6 +114,44 @@ def open(  # noqa: A001 - the launch opens
         return _page(render_template("lti/not_ready.html", **fields))
     endpoint = "teacher.placement" if opened.teacher else "pages.lesson"
     return redirect(url_for(endpoint, placement_id=opened.placement_id, s=link_token()))
+
+
+def _reviewed(ctx: LtiContext, valid: ValidLaunch, opened: launch_records.Opened) -> int | None:
+    """Return the student whose work a review launch opens (None for other launches).
+
+    A teacher may open any member of the course the launch is for; a student only
+    themselves. Anything else is refused before the session starts.
+    """
+    sub = reviews.wanted(valid)
+    if sub is None:
+        return None
+    if not opened.teacher and sub != valid.body["sub"]:
+        raise LaunchProblem(
+            say("Not your work"),
+            say("a student can open only their own work, not another student's"),
+            say("the LMS link you followed: it opens another person's submission"),
+            status=403,
+        )
+    if opened.placement_id is None:
+        raise LaunchProblem(
+            say("No lesson here yet"),
+            say("this tool has no lesson placed behind this link, so there is no work to see"),
+            say("that the link was set up in the tool: a teacher's first launch picks its lesson"),
+            status=404,
+        )
+    student_id = memberships.member_of(ctx.store, opened.course_id, valid.platform_id, sub)
+    if student_id is None:
+        raise LaunchProblem(
+            say("Unknown student"),
+            say(
+                "the student {sub} has not opened this course's lessons in the tool yet, so "
+                "there is no work to see",
+                sub=repr(sub),
+            ),
+            say("the student's own launch of the lesson: their work appears after it"),
+            status=404,
+        )
+    return student_id
 
 
 def _lms_urls(valid: ValidLaunch) -> list[str]:

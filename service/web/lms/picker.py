@@ -35,7 +35,12 @@ def deep_link() -> str:
         )
     settings = pending["settings"]
     token = response_jwt(
-        ctx.access(platform), pending["deployment_id"], settings, lessons, ctx.launch_url
+        ctx.access(platform),
+        pending["deployment_id"],
+        settings,
+        lessons,
+        ctx.launch_url,
+        ctx.review_url,
     )
     session.pop("deep_linking", None)
     return render_template(

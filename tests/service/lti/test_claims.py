@@ -50,13 +50,20 @@ def deep_link(**settings):
 def test_a_good_launch_passes():
     assert check_message(launch(), BASE) == "LtiResourceLinkRequest"
     assert check_message(deep_link(), BASE) == "LtiDeepLinkingRequest"
+    review = launch(LTI_message_type="LtiSubmissionReviewRequest", LTI_for_user={"user_id": "s-1"})
+    assert check_message(review, BASE) == "LtiSubmissionReviewRequest"
 
 
 @pytest.mark.parametrize(
     ("body", "title"),
     [
         (launch(LTI_version="1.1"), "Unsupported LTI version"),
-        (launch(LTI_message_type="LtiSubmissionReviewRequest"), "Unsupported message type"),
+        (launch(LTI_message_type="LtiDataPrivacyLaunchRequest"), "Unsupported message type"),
+        (launch(LTI_message_type="LtiSubmissionReviewRequest"), "Missing for_user"),
+        (
+            launch(LTI_message_type="LtiSubmissionReviewRequest", LTI_for_user={"user_id": ""}),
+            "Missing for_user.user_id",
+        ),
         (launch(sub=None), "Missing sub (the user id)"),
         (launch(sub="x" * 256), "Oversized sub (the user id)"),
         (launch(LTI_deployment_id=None), "Missing deployment_id"),

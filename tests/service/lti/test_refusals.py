@@ -88,7 +88,7 @@ CASES = [
     ("wrong version", {"mutate": claim(LTI + "version", "1.1.0")}, "Unsupported LTI version"),
     (
         "wrong message type",
-        {"mutate": claim(LTI + "message_type", "LtiSubmissionReviewRequest")},
+        {"mutate": claim(LTI + "message_type", "LtiDataPrivacyLaunchRequest")},
         "Unsupported message type",
     ),
     ("missing roles", {"mutate": claim(LTI + "roles", None)}, "Missing roles"),
