@@ -117,15 +117,22 @@ def conclude(session: Session, found: Found, outcome: Outcome) -> tuple[list[Syn
         case Accepted(score_post=post, response=response, line_item=line_item):
             if line_item is not None:
                 _set_line_item(session, found.placement_id, line_item)
+            again = []
             if held_post(post):  # the LMS shows it handed in: the score waits for release
-                grades.settle(session, ids, SyncStatus.HELD, now, response=response)
                 grades.end_turn(session, *pair, blank_at=post.timestamp)
+                if _still_held(session, found.placement_id):
+                    grades.settle(session, ids, SyncStatus.HELD, now, response=response)
+                else:  # released while this post was on its way: the release did not see
+                    # its rows (pending then), so the score goes now, FullyGraded
+                    grades.settle(session, ids, SyncStatus.PENDING, now, response=response)
+                    again = [message]
             else:
                 grades.settle(
                     session, ids, SyncStatus.SENT, now, lesson=post.score, response=response
                 )
                 grades.end_turn(session, *pair, accepted=post.score, at=post.timestamp)
-            return outages.end(session, found.platform_id, now), 0.0  # it answers: it is back
+            # it answers: it is back
+            return again + outages.end(session, found.platform_id, now), 0.0
         case Failed(error=error, retry_in_s=retry_in_s):
             grades.end_turn(session, *pair)
             # a refusal is an answer: a platform that was away is back for the others (and
@@ -160,6 +167,20 @@ def _in_flight(session: Session, placement_id: int, user_id: int) -> bool:
         )
         is not None
     )
+
+
+def _still_held(session: Session, placement_id: int) -> bool:
+    """Return whether the placement holds its scores now, locking its row until the commit.
+
+    The lock orders this write after a release in progress (which updates the row first),
+    so that rows held here are held before the release looks for them, or see it released.
+    """
+    held = session.execute(
+        select(Placement.hold_scores, Placement.released_at)
+        .where(Placement.id == placement_id)
+        .with_for_update()
+    ).first()
+    return held is not None and bool(held.hold_scores) and held.released_at is None
 
 
 def _hold(session: Session, sync_ids: tuple[int, ...], now: datetime) -> None:

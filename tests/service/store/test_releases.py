@@ -169,3 +169,22 @@ def test_a_release_leaves_a_regrade_under_review_held(store, catalog):
     assert statuses(store, placed.placement_id) == ["held"]
     with store.session() as session:  # the regrade is sent: the one release of held scores
         assert grades.release_held(session, placed.placement_id, utcnow()) == [user]
+
+
+def test_a_release_while_a_held_post_is_on_its_way_sends_the_score(store, catalog):
+    (placed, [user]) = held(store)
+    pressed = []
+
+    class Releasing(Poster):  # the teacher presses Release while the LMS takes the held post
+        def post(self, score_post):
+            with store.session() as session:
+                pressed.append(releases.release(session, placed.placement_id, utcnow()))
+            return super().post(score_post)
+
+    poster = Releasing()
+    result = sync(store, catalog, poster, placed.placement_id, user)
+    assert pressed == [[]]  # the pair's rows were pending then: nothing held to release
+    assert result.released == (SyncMessage(user, placed.placement_id),)  # sent again at once
+    assert statuses(store, placed.placement_id) == ["pending"]
+    assert sync(store, catalog, poster, placed.placement_id, user, 2).outcome is Synced.SENT
+    assert [p.grading_progress for p in poster.posts] == ["PendingManual", "FullyGraded"]

@@ -20,19 +20,24 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 
+# Plain ALTER TABLE, not a batch: SQLite's batch copies the table and drops the old one,
+# and dropping placements cascades to every submission, grade and sync (the downgrade lost
+# every submission so in tests/service/store/test_verdict_migration.py); SQLite (3.35 on)
+# and PostgreSQL both add and drop these columns in place.
+_COLUMNS = ("hold_scores", "release_at", "released_at")
+
+
 def upgrade() -> None:
     """Add the three columns; every placement there is sends its scores as before."""
-    with op.batch_alter_table("placements") as batch:
-        batch.add_column(
-            sa.Column("hold_scores", sa.Boolean(), nullable=False, server_default=sa.false())
-        )
-        batch.add_column(sa.Column("release_at", sa.DateTime(), nullable=True))
-        batch.add_column(sa.Column("released_at", sa.DateTime(), nullable=True))
+    op.add_column(
+        "placements",
+        sa.Column("hold_scores", sa.Boolean(), nullable=False, server_default=sa.false()),
+    )
+    op.add_column("placements", sa.Column("release_at", sa.DateTime(), nullable=True))
+    op.add_column("placements", sa.Column("released_at", sa.DateTime(), nullable=True))
 
 
 def downgrade() -> None:
-    """Drop them again."""
-    with op.batch_alter_table("placements") as batch:
-        batch.drop_column("released_at")
-        batch.drop_column("release_at")
-        batch.drop_column("hold_scores")
+    """Drop them again, in place."""
+    for name in reversed(_COLUMNS):
+        op.execute(f"ALTER TABLE placements DROP COLUMN {name}")
