@@ -27,7 +27,8 @@ class ScorePost:
     score: LessonScore
     timestamp: datetime
     activity_progress: str = "Completed"  # Submitted while a run is queued or running
-    # always FullyGraded: Moodle blanks the points of any other progress (FINDINGS.md)
+    # FullyGraded: Moodle blanks the points of any other progress (FINDINGS.md); only a
+    # held score goes PendingManual, without its points (core.syncs.decide)
     grading_progress: str = "FullyGraded"
     line_items_url: str = ""  # where to make the line item when there is none
     resource_link_id: str = ""

@@ -1,9 +1,11 @@
 """What a grade sync does, decided from what the store holds of the pair: no I/O, no clock.
 
 One read of the store builds a `Found`; `decide` turns it into a step (wait, hold, skip,
-pause, or post this score with this stamp); one write applies it and, for a post, takes the
-pair's turn (`Take`); `taken` says what the post does with it. After the post, `conclude`
-turns the LMS's answer into an `Outcome` that one more write records.
+pause, or post this score with this stamp; a placement holding its scores posts "handed
+in" without the points, and its syncs are then held with the regrades' until released);
+one write applies it and, for a post, takes the pair's turn (`Take`); `taken` says what
+the post does with it. After the post, `conclude` turns the LMS's answer into an
+`Outcome` that one more write records.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ NO_POSTER = "no grade poster is configured"
 EARLY = timedelta(seconds=0.5)  # a retry this much before its due time posts now
 SECOND = timedelta(seconds=1)
 COALESCE = timedelta(seconds=1.5)  # wait at most this long for a later whole second
+FULLY_GRADED = "FullyGraded"
+PENDING_MANUAL = "PendingManual"
 TURN = timedelta(seconds=60)  # a post's turn: past the outbound deadline, re-post included
 _TURN_POLL_S = 2.0
 _BUSY_S = 0.5  # another sync took the turn between the read and the write
@@ -51,7 +55,7 @@ def next_stamp(last: datetime | None, now: datetime) -> datetime:
 class Due:
     """What a due sync decides on beyond its pending rows, as the same read found it."""
 
-    awaits_review: bool  # a regraded score of the pair waits for the teacher
+    awaits_review: bool  # a score of the pair is held (a regrade under review, or a hold)
     lesson_id: str
     score: LessonScore | None  # the score now; None: the lesson is not in the catalog
     label: str  # the placement's title, or its lesson's
@@ -63,6 +67,7 @@ class Due:
     lms_at: datetime | None  # the timestamp of the last post the LMS accepted
     posting_until: datetime | None  # another sync's turn to post ends then
     in_flight: bool  # a submission of the pair is queued or running
+    held: bool = False  # the placement holds its scores until they are released
 
 
 @dataclass(frozen=True)
@@ -98,7 +103,7 @@ class Wait:
 
 @dataclass(frozen=True)
 class Hold:
-    """Hold the pending syncs with the pair's regraded score, until the teacher sends it."""
+    """Hold the pending syncs with the pair's held score, until it is released (release_held)."""
 
 
 @dataclass(frozen=True)
@@ -144,8 +149,9 @@ def decide(found: Found, can_post: bool, now: datetime) -> Decision:
     if due is None:  # read as early, at another time than now: look again
         return Wait(0.0)
     if due.awaits_review:
-        # the score now would include regraded work the teacher has not sent yet: this
-        # change goes out with it, when the teacher sends the regrade (release_held)
+        # the score now would include held work (a regrade the teacher has not sent yet, or
+        # a placement's held score): this change goes out with it, at release_held; the LMS
+        # keeps what it shows (a regrade: the old score; a hold: handed in, not graded)
         return Hold()
     score = due.score
     if score is None:
@@ -173,14 +179,24 @@ def decide(found: Found, can_post: bool, now: datetime) -> Decision:
         due.user_sub,
         score,
         stamp,
-        # FullyGraded always: Moodle blanks the points of a Pending score
         activity_progress="Submitted" if due.in_flight else "Completed",
+        # FullyGraded, but while the placement holds its scores: then PendingManual with no
+        # points, the LMS's own "handed in, a teacher grades it" (Moodle shows the grade
+        # blank, Canvas lists the submission as needing grading, FINDINGS.md), rather than
+        # nothing at all, which would say the student never handed in; the post is accepted
+        # as held (`held_post`), and the release posts the score FullyGraded
+        grading_progress=PENDING_MANUAL if due.held else FULLY_GRADED,
         line_items_url=due.line_items_url,
         resource_link_id=due.resource_link_id,
         resource_id=due.lesson_id,
         label=due.label,
     )
     return Post(post, now + TURN, probe=due.outage is not None)
+
+
+def held_post(post: ScorePost) -> bool:
+    """Return whether a post says only "handed in": a held score, its points not sent."""
+    return post.grading_progress != FULLY_GRADED
 
 
 def taken(decision: Decision, take: Take) -> Decision:

@@ -1,7 +1,8 @@
 """The sweep: what a lost message or a dead worker left behind, found in the database.
 
 Redis is only the transport: a submission queued too long, one whose worker's lease ran
-out, and a grade sync past its due time are enqueued again. Delivering twice is harmless
+out, and a grade sync past its due time are enqueued again; held scores whose release date
+has come are released. Delivering twice is harmless
 (claims and fenced saves make grading idempotent; posting a score twice changes nothing).
 
 A live worker renews the lease of the submission it grades (workers.grading), so a lease
@@ -21,7 +22,7 @@ from celery.worker import WorkController
 
 from service.queue import GradeMessage, SyncMessage, send_sweep
 from service.settings import Settings
-from service.store import expiry, grades, outages, submissions
+from service.store import expiry, grades, outages, releases, submissions
 from service.store.database import Store
 from service.store.models import utcnow
 
@@ -53,6 +54,9 @@ def find_stuck(store: Store, settings: Settings) -> Found:
         found.syncs = grades.due_syncs(session, now, settings.queued_deadline_s)
         lost = outages.lost_probes(session, now, PROBE_LATE)
         found.syncs += [message for message in lost if message not in found.syncs]
+        # a release date come: nobody has to press anything (a release is taken once)
+        released = releases.due(session, now)
+        found.syncs += [message for message in released if message not in found.syncs]
     if _purged_at is None or time.monotonic() - _purged_at >= PURGE_EVERY_S:
         found.purged = expiry.purge(store, now)
         _purged_at = time.monotonic()

@@ -21,6 +21,7 @@ from pylti1p3.lineitem import LineItem
 
 from core.errors import GraderError
 from core.platforms import PlatformAway, Posted, ScorePost, ScoreRefused
+from core.syncs import held_post
 from service.lti import reviews
 from service.lti.services import AGS_SCOPES, CachingConnector, away, describe
 from service.store import platform_rows
@@ -95,13 +96,13 @@ class AgsPoster:
     def _grade(self, post: ScorePost, platform: Platform) -> Grade:
         grade = (
             Grade()
-            .set_score_given(post.score.given)
-            .set_score_maximum(post.score.maximum)
             .set_activity_progress(post.activity_progress)
             .set_grading_progress(post.grading_progress)
             .set_timestamp(post.timestamp.isoformat(timespec="seconds"))
             .set_user_id(post.user_sub)
         )
+        if not held_post(post):  # a held score says "handed in" and keeps its points
+            grade.set_score_given(post.score.given).set_score_maximum(post.score.maximum)
         if "instructure.com" in platform.issuer or post.canvas:
             grade.set_extra_claims(
                 {

@@ -139,7 +139,8 @@ def needs_sync(
 
     A new row every time: a sync settles only the rows it read before computing the score,
     so a change saved while it posts keeps a pending row of its own. A `held` row waits
-    for release_held() (a regrade under review) before any sync takes it.
+    for release_held() (a regrade under review, or the placement's release) before any
+    sync takes it.
     """
     row = {"placement": placement_id, "user": user_id, "now": now}
     changed(
@@ -148,7 +149,7 @@ def needs_sync(
 
 
 def awaits_review(session: Session | Connection, placement_id: int, user_id: int) -> bool:
-    """Return whether a regraded score of the user waits for the teacher to send it."""
+    """Return whether a held score of the user waits (a regrade's, or the placement's)."""
     return (
         session.execute(_HELD_PAIR, {"placement": placement_id, "user": user_id}).first()
         is not None
@@ -156,7 +157,12 @@ def awaits_review(session: Session | Connection, placement_id: int, user_id: int
 
 
 def release_held(session: Session, placement_id: int, now: datetime) -> list[int]:
-    """Make the placement's held syncs pending; return the users whose grades now go out."""
+    """Make the placement's held syncs pending; return the users whose grades now go out.
+
+    The one release of held scores, a regrade's and a placement's alike: a sync of a pair
+    whose score is still held (the placement holds it, or a regrade under review) holds it
+    again. Attempts start afresh: a held score's post says only "handed in".
+    """
     users = sorted(
         set(
             session.scalars(
@@ -170,7 +176,7 @@ def release_held(session: Session, placement_id: int, now: datetime) -> list[int
         session,
         update(GradeSync)
         .where(GradeSync.placement_id == placement_id, GradeSync.status == SyncStatus.HELD)
-        .values(status=SyncStatus.PENDING, next_attempt_at=now, updated_at=now),
+        .values(status=SyncStatus.PENDING, attempts=0, next_attempt_at=now, updated_at=now),
     )
     return users
 
@@ -247,11 +253,17 @@ def end_turn(
     user_id: int,
     accepted: LessonScore | None = None,
     at: datetime | None = None,
+    blank_at: datetime | None = None,
 ) -> None:
-    """End the pair's turn to post; with `accepted`, record it as what the LMS now holds."""
+    """End the pair's turn to post; with `accepted`, record it as what the LMS now holds.
+
+    With `blank_at`, the LMS took a held score's post at that stamp: it shows no points.
+    """
     values: dict[str, object] = {"posting_until": None}
     if accepted is not None:
         values |= {"lms_given": accepted.given, "lms_maximum": accepted.maximum, "lms_at": at}
+    elif blank_at is not None:
+        values |= {"lms_given": None, "lms_maximum": None, "lms_at": blank_at}
     changed(
         session,
         update(Grade)

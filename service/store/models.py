@@ -23,6 +23,7 @@ from sqlalchemy import (
     Text,
     TypeDecorator,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -45,7 +46,7 @@ class SyncStatus(enum.StrEnum):
     SENT = "sent"
     SKIPPED = "skipped"  # nothing to post to, with the reason
     FAILED = "failed"  # out of attempts; the teacher may resend
-    HELD = "held"  # made by a bulk regrade the teacher has not reviewed yet: not sent until then
+    HELD = "held"  # a bulk regrade under review, or a placement holding its scores: sent at release
 
 
 def utcnow() -> datetime:
@@ -174,6 +175,8 @@ class Placement(Base):
     """A lesson placed in a course through a resource link, with the teacher's policy.
 
     `late_penalty` None: nothing is accepted after `due_at` (see core.placements.Policy).
+    `hold_scores`: its scores wait for a release (the teacher's, or the sweep's at
+    `release_at`), then go out all at once; `released_at` says when they went.
     """
 
     __tablename__ = "placements"
@@ -189,7 +192,15 @@ class Placement(Base):
     max_attempts: Mapped[int | None]
     due_at: Mapped[datetime | None]
     late_penalty: Mapped[float | None] = mapped_column(Float)
+    hold_scores: Mapped[bool] = mapped_column(default=False, server_default=false())
+    release_at: Mapped[datetime | None]
+    released_at: Mapped[datetime | None]
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    @property
+    def holds_scores(self) -> bool:
+        """Return whether its scores wait for a release now (set to hold, not released)."""
+        return self.hold_scores and self.released_at is None
 
 
 class Submission(Base):

@@ -29,6 +29,7 @@ from core.syncs import (
     Take,
     Wait,
     early,
+    held_post,
 )
 from service.queue import SyncMessage
 from service.store import grades, outages
@@ -62,6 +63,7 @@ def look(
     held = grades.holds(session, placement_id, user_id)
     due = Due(
         awaits_review=grades.awaits_review(session, placement_id, user_id),
+        held=placement.holds_scores,
         lesson_id=placement.lesson_id,
         score=None if lesson is None else grades.score(session, placement, lesson, user_id),
         label=placement.title or (lesson.title if lesson is not None else ""),
@@ -115,9 +117,22 @@ def conclude(session: Session, found: Found, outcome: Outcome) -> tuple[list[Syn
         case Accepted(score_post=post, response=response, line_item=line_item):
             if line_item is not None:
                 _set_line_item(session, found.placement_id, line_item)
-            grades.settle(session, ids, SyncStatus.SENT, now, lesson=post.score, response=response)
-            grades.end_turn(session, *pair, accepted=post.score, at=post.timestamp)
-            return outages.end(session, found.platform_id, now), 0.0  # it answers: it is back
+            again = []
+            if held_post(post):  # the LMS shows it handed in: the score waits for release
+                grades.end_turn(session, *pair, blank_at=post.timestamp)
+                if _still_held(session, found.placement_id):
+                    grades.settle(session, ids, SyncStatus.HELD, now, response=response)
+                else:  # released while this post was on its way: the release did not see
+                    # its rows (pending then), so the score goes now, FullyGraded
+                    grades.settle(session, ids, SyncStatus.PENDING, now, response=response)
+                    again = [message]
+            else:
+                grades.settle(
+                    session, ids, SyncStatus.SENT, now, lesson=post.score, response=response
+                )
+                grades.end_turn(session, *pair, accepted=post.score, at=post.timestamp)
+            # it answers: it is back
+            return again + outages.end(session, found.platform_id, now), 0.0
         case Failed(error=error, retry_in_s=retry_in_s):
             grades.end_turn(session, *pair)
             # a refusal is an answer: a platform that was away is back for the others (and
@@ -154,8 +169,22 @@ def _in_flight(session: Session, placement_id: int, user_id: int) -> bool:
     )
 
 
+def _still_held(session: Session, placement_id: int) -> bool:
+    """Return whether the placement holds its scores now, locking its row until the commit.
+
+    The lock orders this write after a release in progress (which updates the row first),
+    so that rows held here are held before the release looks for them, or see it released.
+    """
+    held = session.execute(
+        select(Placement.hold_scores, Placement.released_at)
+        .where(Placement.id == placement_id)
+        .with_for_update()
+    ).first()
+    return held is not None and bool(held.hold_scores) and held.released_at is None
+
+
 def _hold(session: Session, sync_ids: tuple[int, ...], now: datetime) -> None:
-    """Hold pending syncs back with the pair's regraded score, until release_held()."""
+    """Hold pending syncs back with the pair's held score, until release_held()."""
     changed(
         session,
         update(GradeSync)

@@ -202,12 +202,14 @@ def status_of(asker: Asker, submission_id: int) -> dict[str, Any]:
     submission = submissions.get(asker.store, submission_id)
     if submission is None or submission.user_id != asker.user.user_id:
         raise Refused(404, "unknown_submission", say("There is no such submission of yours."))
-    revealed = False
-    if withholds(submission):  # only then is the policy worth its queries (a stream polls)
+    revealed = held = False
+    if submission.status == SubmissionStatus.GRADED:  # a stream polls: nothing read before
         placement = placement_rows.find(asker.store, submission.placement_id)
         if placement is not None:
-            revealed = reveals(asker, placement)
-    return describe(submission, revealed)
+            held = placement.holds_scores
+            # only with a hidden case withheld is the policy worth its queries
+            revealed = withholds(submission) and reveals(asker, placement)
+    return describe(submission, revealed, held)
 
 
 def withholds(submission: Submission) -> bool:
@@ -216,19 +218,20 @@ def withholds(submission: Submission) -> bool:
     return graded and any(record.get("hidden") for record in case_records(submission.cases))
 
 
-def describe(submission: Submission, revealed: bool = False) -> dict[str, Any]:
+def describe(submission: Submission, revealed: bool = False, held: bool = False) -> dict[str, Any]:
     """Return a submission as the JSON API shows it: once graded, its student's view.
 
     The verdict is core.student_views.student_view's: a hidden case by name, weight and
     pass or fail only until `revealed`; `stdout` and `stderr` are those of the case
-    `output_case` names (the first visible one), none when every case is hidden.
+    `output_case` names (the first visible one), none when every case is hidden. While
+    the placement is `held`, its `score` is null (the shape stays; the feedback shows).
     """
     verdict = None
     if submission.status == SubmissionStatus.GRADED:
         view = student_view(submission, revealed)
         verdict = {
             "status": view.status,
-            "score": view.score,
+            "score": None if held else view.score,
             "stdout": view.stdout,
             "stderr": view.stderr,
             "exit_code": view.exit_code,

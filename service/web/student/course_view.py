@@ -22,7 +22,8 @@ class Listed:
     points: float
     due: datetime | None
     opens: bool
-    score: LessonScore | None
+    score: LessonScore | None  # None too while the placement holds its scores
+    held: bool = False
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,7 @@ def student_listing(asker: Asker, course_id: int) -> CourseListing:
             opens = user.may_open(placement.id) and lesson is not None
             score = (
                 grades.score(session, placement, lesson, user.user_id)
-                if opens and lesson is not None
+                if opens and lesson is not None and not placement.holds_scores
                 else None
             )
             listed.append(
@@ -62,6 +63,7 @@ def student_listing(asker: Asker, course_id: int) -> CourseListing:
                     due=placement.due_at,
                     opens=opens,
                     score=score,
+                    held=placement.holds_scores,
                 )
             )
     return CourseListing(

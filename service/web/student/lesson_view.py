@@ -31,12 +31,17 @@ class LessonPage:
     policy: Policy
     answers: Mapping[str, QuestionAnswer]
     attempts: list[Submission]  # newest first
-    score: LessonScore
+    score: LessonScore  # the teacher's to see while the placement holds it (not shown then)
     attempts_used: int
     revealed: bool
     closed: Closed | None  # why the exercise takes no more submissions, if it does not
     questions_closed: Closed | None  # why answers are no longer taken (past due), if so
     code: str  # what the editor opens with: the draft, the last submission, or the starter
+
+    @property
+    def graded(self) -> bool:
+        """Return whether any of the student's work has been scored (an answer, a verdict)."""
+        return bool(self.answers) or self.shown is not None
 
     @property
     def latest(self) -> Submission | None:

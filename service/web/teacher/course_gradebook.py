@@ -46,6 +46,8 @@ class Column:
     placement_id: int
     title: str
     points: float
+    held: bool = False  # its scores wait for a release
+    release_at: datetime | None = None  # the sweep releases them then
 
 
 @dataclass(frozen=True)
@@ -134,7 +136,10 @@ def build(
         lesson = catalog.lesson(placement.lesson_id)
         lessons.append(lesson)
         title = placement.title or (lesson.title if lesson else placement.lesson_id)
-        columns.append(Column(placement.id, title, lesson.points if lesson else 0.0))
+        points_of = lesson.points if lesson else 0.0
+        columns.append(
+            Column(placement.id, title, points_of, placement.holds_scores, placement.release_at)
+        )
     rows = []
     for user, active in members:
         cells = []

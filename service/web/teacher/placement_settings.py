@@ -1,7 +1,8 @@
 """The teacher's settings of a placement: the form's fields, their checks, and saving them.
 
 Times on the form are UTC (`datetime-local` values, which carry no zone); the late penalty
-is a percentage there and a share (0..1) in the store.
+is a percentage there and a share (0..1) in the store. Holding the scores, and when to
+release them, are service.store.releases's to keep.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from datetime import UTC, datetime
 from flask_babel import gettext as _
 
 from core.placements import Reveal
-from service.store import placement_rows
+from service.queue import SyncMessage
+from service.store import placement_rows, releases
 from service.store.database import Store
 from service.store.models import Placement
 
@@ -32,6 +34,8 @@ class PlacementSettings:
     max_attempts: int | None
     due_at: datetime | None
     late_penalty: float | None  # None: late work is refused
+    hold: bool = False  # the scores wait for a release
+    release_at: datetime | None = None  # the sweep releases them then
 
 
 def form_of(placement: Placement) -> dict[str, str]:
@@ -40,11 +44,13 @@ def form_of(placement: Placement) -> dict[str, str]:
         "reveal": placement.reveal,
         "reveal_after_attempts": _text(placement.reveal_after_attempts),
         "max_attempts": _text(placement.max_attempts),
-        "due_at": placement.due_at.astimezone(UTC).strftime(_FORM_TIME) if placement.due_at else "",
+        "due_at": _form_time(placement.due_at),
         "late": "refuse" if placement.late_penalty is None else "accept",
         "late_penalty": f"{placement.late_penalty * 100:g}"
         if placement.late_penalty is not None
         else "",
+        "hold": "1" if placement.hold_scores else "",
+        "release_at": _form_time(placement.release_at),
     }
 
 
@@ -75,13 +81,7 @@ def parse(form: Mapping[str, str]) -> tuple[PlacementSettings | None, dict[str, 
             )
         elif max_attempts is not None and "reveal_after_attempts" not in errors:
             after = max_attempts
-    due_at = None
-    raw_due = form.get("due_at", "").strip()
-    if raw_due:
-        try:
-            due_at = datetime.strptime(raw_due, _FORM_TIME).replace(tzinfo=UTC)
-        except ValueError:
-            errors["due_at"] = _("Give a date and time like 2027-01-31T23:59 (UTC), or nothing.")
+    due_at = _time(form, "due_at", errors)
     if reveal is Reveal.AFTER_DUE and due_at is None and "due_at" not in errors:
         errors["due_at"] = _("Showing the answers after the due date needs a due date.")
     penalty = None
@@ -94,13 +94,19 @@ def parse(form: Mapping[str, str]) -> tuple[PlacementSettings | None, dict[str, 
             "Late work cannot be taken once the answers are shown at the due date: refuse "
             "late work, or show the answers at another moment."
         )
+    hold = form.get("hold", "") == "1"
+    release_at = _time(form, "release_at", errors)
+    if release_at is not None and not hold:
+        errors["release_at"] = _("A release date needs the scores held: tick the box above.")
     if errors:
         return None, errors
-    return PlacementSettings(reveal, after, max_attempts, due_at, penalty), {}
+    return PlacementSettings(reveal, after, max_attempts, due_at, penalty, hold, release_at), {}
 
 
-def save(store: Store, placement_id: int, settings: PlacementSettings) -> None:
-    """Store the placement's new settings."""
+def save(
+    store: Store, placement_id: int, settings: PlacementSettings, now: datetime
+) -> tuple[SyncMessage, ...]:
+    """Store the placement's new settings; return the syncs of scores a lifted hold let go."""
     placement_rows.save_policy(
         store,
         placement_id,
@@ -110,6 +116,24 @@ def save(store: Store, placement_id: int, settings: PlacementSettings) -> None:
         due_at=settings.due_at,
         late_penalty=settings.late_penalty,
     )
+    with store.session() as session:
+        users = releases.set_hold(session, placement_id, settings.hold, settings.release_at, now)
+    return tuple(SyncMessage(user_id, placement_id) for user_id in users)
+
+
+def _time(form: Mapping[str, str], name: str, errors: dict[str, str]) -> datetime | None:
+    raw = form.get(name, "").strip()
+    if not raw:
+        return None
+    try:
+        return datetime.strptime(raw, _FORM_TIME).replace(tzinfo=UTC)
+    except ValueError:
+        errors[name] = _("Give a date and time like 2027-01-31T23:59 (UTC), or nothing.")
+        return None
+
+
+def _form_time(value: datetime | None) -> str:
+    return value.astimezone(UTC).strftime(_FORM_TIME) if value else ""
 
 
 def _count(

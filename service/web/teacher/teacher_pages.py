@@ -6,10 +6,14 @@ token, and every link the signed session (see service.web.auth).
 
 from __future__ import annotations
 
+from typing import Any
+
 from flask import Blueprint, Response, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 
 from core.messages import say
+from service.queue import SyncMessage
+from service.store import releases
 from service.store.models import Placement, utcnow
 from service.web import csrf, labels
 from service.web.auth import link_token, page_session
@@ -30,6 +34,7 @@ def gradebook(course_id: int) -> str:
         "teacher/gradebook.html",
         book=book,
         resent=request.args.get("resent", type=int),
+        released=request.args.get("released", type=int),
         **page_session(),
     )
 
@@ -61,7 +66,7 @@ def resend(course_id: int) -> ResponseReturnValue:
 
 @bp.get("/placements/<int:placement_id>")
 def placement(placement_id: int) -> str:
-    """Show a placed lesson to its teacher: scores, failures, settings, regrade."""
+    """Show a placed lesson to its teacher: scores, failures, settings, release, regrade."""
     _user, found = placement_teacher(placement_id)
     return _placement_page(found, placement_settings.form_of(found), {})
 
@@ -74,9 +79,24 @@ def settings(placement_id: int) -> ResponseReturnValue:
     parsed, errors = placement_settings.parse(request.form)
     if parsed is None:
         return _placement_page(found, request.form.to_dict(), errors), 400
-    placement_settings.save(store(), placement_id, parsed)
+    follow(placement_settings.save(store(), placement_id, parsed, utcnow()))
     target = url_for("teacher.placement", placement_id=placement_id, s=link_token(), saved=1)
     return redirect(f"{target}#settings", code=303)
+
+
+@bp.post("/placements/<int:placement_id>/release")
+def release(placement_id: int) -> ResponseReturnValue:
+    """Release a placement's held scores: to the LMS and the students, all at once."""
+    _user, found = placement_teacher(placement_id)
+    csrf.check(request.form.get(csrf.FIELD))
+    with store().session() as session:
+        users = releases.release(session, placement_id, utcnow())
+    follow(tuple(SyncMessage(user_id, placement_id) for user_id in users))
+    back: dict[str, Any] = {"s": link_token(), "released": len(users)}
+    if request.form.get("back") == "gradebook":
+        return redirect(url_for("teacher.gradebook", course_id=found.course_id, **back), 303)
+    target = url_for("teacher.placement", placement_id=placement_id, **back)
+    return redirect(f"{target}#release", code=303)
 
 
 @bp.get("/placements/<int:placement_id>/students/<int:user_id>")
@@ -102,5 +122,6 @@ def _placement_page(found: Placement, form: dict[str, str], errors: dict[str, st
         errors=errors,
         reveals=labels.reveals(),
         saved=request.args.get("saved") == "1",
+        released=request.args.get("released", type=int),
         **page_session(),
     )
