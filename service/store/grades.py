@@ -8,9 +8,11 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import (
+    ColumnElement,
     Connection,
     Float,
     Row,
+    and_,
     bindparam,
     case,
     func,
@@ -23,7 +25,7 @@ from sqlalchemy.orm import Session
 
 from core.lesson_scores import LessonScore, lesson_score
 from core.lessons import Lesson
-from core.placements import Policy, Reveal
+from core.placements import Policy, Reveal, StudentException
 from core.syncs import NO_LINE_ITEM, Due
 from core.syncs import missing_lesson as missing_lesson
 from core.syncs import reaches_lms as reaches_lms
@@ -34,6 +36,7 @@ from service.store.models import (
     Grade,
     GradeSync,
     Placement,
+    PolicyException,
     QuestionAnswer,
     Submission,
     SubmissionStatus,
@@ -84,9 +87,46 @@ _SKIP_PENDING = _SKIP_PAIR.values(
     score_given=bindparam("given"), score_maximum=bindparam("maximum")
 )
 _HELD_PAIR = select(GradeSync.id).where(*_pair_in(SyncStatus.HELD)).limit(1)
-# the late penalty, and whether a regraded score of the pair waits for review, in one go
-_PENALTY = select(Placement.late_penalty, _HELD_PAIR.exists()).where(
-    Placement.id == bindparam("placement")
+
+
+def excepted(placement_id: Any, user_id: Any) -> ColumnElement[bool]:
+    """Return the condition that picks the exception of a (placement, user): to outer-join."""
+    return and_(PolicyException.placement_id == placement_id, PolicyException.user_id == user_id)
+
+
+# the share (0..1) taken off late work: the placement's, or nothing when the student's
+# exception waives it (with policy_exceptions outer-joined by excepted())
+LATE_PENALTY = case(
+    (PolicyException.waive_penalty.is_(True), 0.0),
+    else_=func.coalesce(Placement.late_penalty, 0.0),
+)
+# the student's exception, labelled as exception_of() reads it
+_EXCEPTION_COLUMNS = (
+    PolicyException.due_at.label("exception_due_at"),
+    PolicyException.max_attempts.label("exception_max_attempts"),
+    PolicyException.waive_penalty.label("exception_waives"),
+)
+_EXCEPTION = select(*_EXCEPTION_COLUMNS).where(excepted(bindparam("placement"), bindparam("user")))
+# the pair's late penalty, and whether a regraded score of the pair waits for review, in one go
+_PENALTY = (
+    select(LATE_PENALTY, _HELD_PAIR.exists())
+    .select_from(Placement)
+    .outerjoin(PolicyException, excepted(Placement.id, bindparam("user")))
+    .where(Placement.id == bindparam("placement"))
+)
+# the submit path's: the placement's policy and the student's exception, in one read
+_SUBMITTING = (
+    select(
+        Placement.lesson_id,
+        Placement.reveal,
+        Placement.reveal_after_attempts,
+        Placement.max_attempts,
+        Placement.due_at,
+        Placement.late_penalty,
+        *_EXCEPTION_COLUMNS,
+    )
+    .outerjoin(PolicyException, excepted(Placement.id, bindparam("user")))
+    .where(Placement.id == bindparam("placement"))
 )
 _ANSWERS = select(QuestionAnswer.question_id, QuestionAnswer.earned, QuestionAnswer.late).where(
     QuestionAnswer.placement_id == bindparam("placement"),
@@ -117,15 +157,43 @@ _UPDATE_GRADE = (
 _INSERT_GRADE = insert(Grade).values(**_PAIR, **_GRADE)
 
 
-def policy_of(placement: Placement | Row[Any]) -> Policy:
-    """Return the placement's policy as the domain sees it (from the row, or its columns)."""
+def policy_of(placement: Placement | Row[Any], exception: StudentException | None) -> Policy:
+    """Return a student's policy on the placement (from the row, or its columns).
+
+    `exception` is the student's (exception_of); None only for a student who has none, or
+    for the placement's own policy, as its teacher sets it.
+    """
     return Policy(
         reveal=Reveal(placement.reveal),
         reveal_after_attempts=placement.reveal_after_attempts,
         max_attempts=placement.max_attempts,
         due_at=placement.due_at,
         late_penalty=placement.late_penalty,
+    ).for_student(exception)
+
+
+def exception_of(row: Any) -> StudentException | None:
+    """Return the student's exception from a row with its labelled columns, or None."""
+    if row is None or row.exception_waives is None:  # no exception row was joined
+        return None
+    return StudentException(
+        row.exception_due_at, row.exception_max_attempts, bool(row.exception_waives)
     )
+
+
+def student_policy(session: Session | Connection, placement: Placement, user_id: int) -> Policy:
+    """Return the user's policy on the placement: the placement's, with their exception."""
+    found: Any = session.execute(_EXCEPTION, {"placement": placement.id, "user": user_id}).first()
+    return policy_of(placement, exception_of(found))
+
+
+def submitting(
+    connection: Connection, placement_id: int, user_id: int
+) -> tuple[str, Policy] | None:
+    """Return the placement's lesson id and the user's policy on it, or None without one."""
+    found: Any = connection.execute(_SUBMITTING, {"placement": placement_id, "user": user_id})
+    found = found.first()
+    return None if found is None else (found.lesson_id, policy_of(found, exception_of(found)))
 
 
 def needs_sync(
@@ -263,9 +331,12 @@ def end_turn(
 def score(session: Session, placement: Placement, lesson: Lesson, user_id: int) -> LessonScore:
     """Compute the user's lesson score: questions as answered, plus the best exercise result.
 
-    Late work loses the placement's late penalty, item by item.
+    Late work loses the placement's late penalty, item by item (nothing if the user's
+    exception waives it).
     """
-    return _score(session, placement.id, placement.late_penalty or 0.0, lesson, user_id)
+    found = session.execute(_PENALTY, {"placement": placement.id, "user": user_id}).first()
+    penalty = float(found[0]) if found is not None else 0.0
+    return _score(session, placement.id, penalty, lesson, user_id)
 
 
 def _score(
@@ -297,7 +368,7 @@ def keep(
     penalty, waits = found if found is not None else (0.0, False)
     if waits:
         return False
-    score = _score(connection, placement_id, penalty or 0.0, lesson, user_id)
+    score = _score(connection, placement_id, float(penalty), lesson, user_id)
     save_grade(connection, placement_id, user_id, score, now)
     pair = {"placement": placement_id, "user": user_id, "now": now}
     changed(connection, _NEW_SYNC, {**pair, "sync_status": SyncStatus.PENDING})

@@ -40,7 +40,7 @@ def form_of(placement: Placement) -> dict[str, str]:
         "reveal": placement.reveal,
         "reveal_after_attempts": _text(placement.reveal_after_attempts),
         "max_attempts": _text(placement.max_attempts),
-        "due_at": placement.due_at.astimezone(UTC).strftime(_FORM_TIME) if placement.due_at else "",
+        "due_at": form_time(placement.due_at),
         "late": "refuse" if placement.late_penalty is None else "accept",
         "late_penalty": f"{placement.late_penalty * 100:g}"
         if placement.late_penalty is not None
@@ -56,12 +56,12 @@ def parse(form: Mapping[str, str]) -> tuple[PlacementSettings | None, dict[str, 
     except ValueError:
         errors["reveal"] = _("Choose when the answers are shown.")
         reveal = Reveal.NEVER
-    max_attempts = _count(form, "max_attempts", errors, required=False)
+    max_attempts = count(form, "max_attempts", errors, required=False)
     after = None
     if reveal is Reveal.AFTER_ATTEMPTS:
         # shown while attempts are left, the solution would be worth its points: "after N
         # attempts" is only "after the last attempt"
-        after = _count(form, "reveal_after_attempts", errors, required=False)
+        after = count(form, "reveal_after_attempts", errors, required=False)
         if max_attempts is None and "max_attempts" not in errors:
             errors["max_attempts"] = _(
                 "Showing the answers after a number of attempts needs a maximum number of "
@@ -75,13 +75,7 @@ def parse(form: Mapping[str, str]) -> tuple[PlacementSettings | None, dict[str, 
             )
         elif max_attempts is not None and "reveal_after_attempts" not in errors:
             after = max_attempts
-    due_at = None
-    raw_due = form.get("due_at", "").strip()
-    if raw_due:
-        try:
-            due_at = datetime.strptime(raw_due, _FORM_TIME).replace(tzinfo=UTC)
-        except ValueError:
-            errors["due_at"] = _("Give a date and time like 2027-01-31T23:59 (UTC), or nothing.")
+    due_at = moment(form, "due_at", errors)
     if reveal is Reveal.AFTER_DUE and due_at is None and "due_at" not in errors:
         errors["due_at"] = _("Showing the answers after the due date needs a due date.")
     penalty = None
@@ -112,9 +106,25 @@ def save(store: Store, placement_id: int, settings: PlacementSettings) -> None:
     )
 
 
-def _count(
-    form: Mapping[str, str], name: str, errors: dict[str, str], required: bool
-) -> int | None:
+def form_time(at: datetime | None) -> str:
+    """Return a time as a `datetime-local` field's value, in UTC ("" for none)."""
+    return at.astimezone(UTC).strftime(_FORM_TIME) if at else ""
+
+
+def moment(form: Mapping[str, str], name: str, errors: dict[str, str]) -> datetime | None:
+    """Return the form's UTC date and time of field `name`, None when blank or faulty."""
+    raw = form.get(name, "").strip()
+    if not raw:
+        return None
+    try:
+        return datetime.strptime(raw, _FORM_TIME).replace(tzinfo=UTC)
+    except ValueError:
+        errors[name] = _("Give a date and time like 2027-01-31T23:59 (UTC), or nothing.")
+        return None
+
+
+def count(form: Mapping[str, str], name: str, errors: dict[str, str], required: bool) -> int | None:
+    """Return the form's number of attempts in field `name`, None when blank or faulty."""
     raw = form.get(name, "").strip()
     if not raw:
         if required:
