@@ -890,8 +890,8 @@ def _policy_reads(path: str, tree: ast.AST) -> list[str]:
         if isinstance(node, ast.Attribute) and node.attr in POLICY_FIELDS:
             owner = node.value
             name = owner.id if isinstance(owner, ast.Name) else getattr(owner, "attr", "")
-            # the columns in SQL: grades.py alone joins the exception to them
-            if name == "Placement" and path != "service/store/grades.py":
+            # the columns in SQL: policies.py alone joins the exception to them
+            if name == "Placement" and path != "service/store/policies.py":
                 wrong.append(f"{path}:{node.lineno} reads Placement.{node.attr}")
             # a placement's own field on a student's page or in the worker
             elif name in ("placement", "found") and path.startswith(
@@ -917,10 +917,10 @@ def _policy_reads(path: str, tree: ast.AST) -> list[str]:
 
 def test_no_student_policy_is_read_without_their_exception():
     """A placement's due date, attempts and late penalty reach a student only with their
-    exception applied (grades.policy_of, core.placements.Policy.for_student): only grades.py
-    reads those columns in SQL, a student's pages and the worker never read them off a
-    placement, policy_of is always given the exception (None only on the teacher's pages,
-    for the placement's own policy), and the student's templates read page.policy."""
+    exception applied (service.store.policies, core.placements.Policy.for_student): only
+    policies.py reads those columns in SQL, a student's pages and the worker never read them
+    off a placement, policy_of is always given the exception (None only on the teacher's
+    pages, for the placement's own policy), and the student's templates read page.policy."""
     wrong = [found for path, tree in SOURCES.items() for found in _policy_reads(path, tree)]
     for template in sorted(STUDENT_TEMPLATES.rglob("*.html")):
         for number, line in enumerate(template.read_text().splitlines(), 1):

@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 
 from core.lesson_scores import LessonScore, lesson_score
 from core.lessons import Lesson
-from service.store import grades
+from service.store import policies
 from service.store.models import (
     Grade,
     GradeSync,
@@ -84,7 +84,7 @@ class SyncState:
 def work(session: Session, placement_ids: list[int]) -> dict[Pair, Work]:
     """Return every student's work on the placements, keyed by (placement, user)."""
     found: dict[Pair, Work] = defaultdict(Work)
-    penalty = grades.LATE_PENALTY
+    penalty = policies.LATE_PENALTY
     answers = session.execute(
         select(
             QuestionAnswer.placement_id,
@@ -98,7 +98,7 @@ def work(session: Session, placement_ids: list[int]) -> dict[Pair, Work]:
         )
         .join(Placement, Placement.id == QuestionAnswer.placement_id)
         .outerjoin(
-            PolicyException, grades.excepted(QuestionAnswer.placement_id, QuestionAnswer.user_id)
+            PolicyException, policies.excepted(QuestionAnswer.placement_id, QuestionAnswer.user_id)
         )
         .where(QuestionAnswer.placement_id.in_(placement_ids))
     )
@@ -117,7 +117,7 @@ def work(session: Session, placement_ids: list[int]) -> dict[Pair, Work]:
             func.max(Submission.created_at),
         )
         .join(Placement, Placement.id == Submission.placement_id)
-        .outerjoin(PolicyException, grades.excepted(Submission.placement_id, Submission.user_id))
+        .outerjoin(PolicyException, policies.excepted(Submission.placement_id, Submission.user_id))
         .where(Submission.placement_id.in_(placement_ids))
         .group_by(Submission.placement_id, Submission.user_id)
     )

@@ -8,11 +8,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import (
-    ColumnElement,
     Connection,
     Float,
-    Row,
-    and_,
     bindparam,
     case,
     func,
@@ -25,7 +22,6 @@ from sqlalchemy.orm import Session
 
 from core.lesson_scores import LessonScore, lesson_score
 from core.lessons import Lesson
-from core.placements import Policy, Reveal, StudentException
 from core.syncs import NO_LINE_ITEM, Due
 from core.syncs import missing_lesson as missing_lesson
 from core.syncs import reaches_lms as reaches_lms
@@ -43,6 +39,7 @@ from service.store.models import (
     SyncStatus,
     User,
 )
+from service.store.policies import LATE_PENALTY, excepted
 
 # Statements that run for every graded submission, built once with bound parameters:
 # building a statement costs more CPU than SQLite takes to run it.
@@ -88,43 +85,10 @@ _SKIP_PENDING = _SKIP_PAIR.values(
 )
 _HELD_PAIR = select(GradeSync.id).where(*_pair_in(SyncStatus.HELD)).limit(1)
 
-
-def excepted(placement_id: Any, user_id: Any) -> ColumnElement[bool]:
-    """Return the condition that picks the exception of a (placement, user): to outer-join."""
-    return and_(PolicyException.placement_id == placement_id, PolicyException.user_id == user_id)
-
-
-# the share (0..1) taken off late work: the placement's, or nothing when the student's
-# exception waives it (with policy_exceptions outer-joined by excepted())
-LATE_PENALTY = case(
-    (PolicyException.waive_penalty.is_(True), 0.0),
-    else_=func.coalesce(Placement.late_penalty, 0.0),
-)
-# the student's exception, labelled as exception_of() reads it
-_EXCEPTION_COLUMNS = (
-    PolicyException.due_at.label("exception_due_at"),
-    PolicyException.max_attempts.label("exception_max_attempts"),
-    PolicyException.waive_penalty.label("exception_waives"),
-)
-_EXCEPTION = select(*_EXCEPTION_COLUMNS).where(excepted(bindparam("placement"), bindparam("user")))
 # the pair's late penalty, and whether a regraded score of the pair waits for review, in one go
 _PENALTY = (
     select(LATE_PENALTY, _HELD_PAIR.exists())
     .select_from(Placement)
-    .outerjoin(PolicyException, excepted(Placement.id, bindparam("user")))
-    .where(Placement.id == bindparam("placement"))
-)
-# the submit path's: the placement's policy and the student's exception, in one read
-_SUBMITTING = (
-    select(
-        Placement.lesson_id,
-        Placement.reveal,
-        Placement.reveal_after_attempts,
-        Placement.max_attempts,
-        Placement.due_at,
-        Placement.late_penalty,
-        *_EXCEPTION_COLUMNS,
-    )
     .outerjoin(PolicyException, excepted(Placement.id, bindparam("user")))
     .where(Placement.id == bindparam("placement"))
 )
@@ -155,45 +119,6 @@ _UPDATE_GRADE = (
     .values(**_GRADE)
 )
 _INSERT_GRADE = insert(Grade).values(**_PAIR, **_GRADE)
-
-
-def policy_of(placement: Placement | Row[Any], exception: StudentException | None) -> Policy:
-    """Return a student's policy on the placement (from the row, or its columns).
-
-    `exception` is the student's (exception_of); None only for a student who has none, or
-    for the placement's own policy, as its teacher sets it.
-    """
-    return Policy(
-        reveal=Reveal(placement.reveal),
-        reveal_after_attempts=placement.reveal_after_attempts,
-        max_attempts=placement.max_attempts,
-        due_at=placement.due_at,
-        late_penalty=placement.late_penalty,
-    ).for_student(exception)
-
-
-def exception_of(row: Any) -> StudentException | None:
-    """Return the student's exception from a row with its labelled columns, or None."""
-    if row is None or row.exception_waives is None:  # no exception row was joined
-        return None
-    return StudentException(
-        row.exception_due_at, row.exception_max_attempts, bool(row.exception_waives)
-    )
-
-
-def student_policy(session: Session | Connection, placement: Placement, user_id: int) -> Policy:
-    """Return the user's policy on the placement: the placement's, with their exception."""
-    found: Any = session.execute(_EXCEPTION, {"placement": placement.id, "user": user_id}).first()
-    return policy_of(placement, exception_of(found))
-
-
-def submitting(
-    connection: Connection, placement_id: int, user_id: int
-) -> tuple[str, Policy] | None:
-    """Return the placement's lesson id and the user's policy on it, or None without one."""
-    found: Any = connection.execute(_SUBMITTING, {"placement": placement_id, "user": user_id})
-    found = found.first()
-    return None if found is None else (found.lesson_id, policy_of(found, exception_of(found)))
 
 
 def needs_sync(

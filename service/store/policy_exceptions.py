@@ -14,7 +14,7 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
 from core.placements import StudentException
-from service.store import grades
+from service.store import grades, policies
 from service.store.database import changed
 from service.store.models import Placement, PolicyException, QuestionAnswer, Submission, User
 
@@ -95,7 +95,7 @@ def save(
             )
         )
     session.flush()
-    due = grades.policy_of(placement, exception).due_at
+    due = policies.policy_of(placement, exception).due_at
     worked = 0
     for kind in (Submission, QuestionAnswer):
         late = False if due is None else kind.created_at > due

@@ -9,7 +9,7 @@ from flask_babel import gettext as _
 
 from core.lesson_scores import LessonScore
 from core.messages import say
-from service.store import courses, grades, memberships, placement_rows, policy_exceptions
+from service.store import courses, grades, memberships, placement_rows, policies, policy_exceptions
 from service.web.student.actions import Asker, Refused
 
 
@@ -60,7 +60,7 @@ def student_listing(asker: Asker, course_id: int) -> CourseListing:
                     placement_id=placement.id,
                     title=placement.title or (lesson.title if lesson else placement.lesson_id),
                     points=lesson.points if lesson else 0.0,
-                    due=grades.policy_of(placement, exceptions.get(placement.id)).due_at,
+                    due=policies.policy_of(placement, exceptions.get(placement.id)).due_at,
                     opens=opens,
                     score=score,
                 )

@@ -17,7 +17,7 @@ from core.placements import Closed, Policy, Reveal, StudentException
 from core.questions import ChoiceQuestion, MatchQuestion, Question
 from core.runs import RunStatus
 from core.student_views import StudentView, student_view
-from service.store import drafts, grades, policy_exceptions, submissions, work
+from service.store import drafts, grades, policies, policy_exceptions, submissions, work
 from service.store.models import Placement, QuestionAnswer, Submission, SubmissionStatus
 from service.web.student import actions
 
@@ -162,7 +162,7 @@ def lesson_page(asker: actions.Asker, placement_id: int) -> LessonPage:
         score = grades.score(session, placement, lesson, user_id)
         found = policy_exceptions.get(session, placement_id, user_id)
     exception = found.exception if found is not None else None
-    policy = grades.policy_of(placement, exception)
+    policy = policies.policy_of(placement, exception)
     revealed = actions.reveals(asker, placement, used)
     draft = drafts.load(store, placement_id, user_id)
     starter = lesson.exercise.starter_code if lesson.exercise else ""

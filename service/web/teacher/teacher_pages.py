@@ -10,7 +10,7 @@ from flask import Blueprint, Response, redirect, render_template, request, url_f
 from flask.typing import ResponseReturnValue
 
 from core.messages import say
-from service.store import grades, placement_rows
+from service.store import placement_rows, policies
 from service.store.models import Placement, utcnow
 from service.web import csrf, labels
 from service.web.auth import link_token, page_session
@@ -41,7 +41,7 @@ def course_exception(course_id: int) -> ResponseReturnValue:
     user_id = request.form.get("user_id", type=int)
     if user_id is None or lesson_report.student_work(store(), catalog(), found, user_id) is None:
         raise Refused(404, "unknown_student", say("This student is not in the course."))
-    exception, errors = exception_form.parse(request.form, grades.policy_of(found, None))
+    exception, errors = exception_form.parse(request.form, policies.policy_of(found, None))
     if exception is None:
         return _gradebook_page(course_id, request.form.to_dict(), errors), 400
     follow(exception_form.save(store(), found, user_id, exception, teacher.user_id, utcnow()))
@@ -110,7 +110,7 @@ def student_exception(placement_id: int, user_id: int) -> ResponseReturnValue:
     work = _student_work(found, user_id)
     exception = None
     if request.form.get("remove") != "1":
-        exception, errors = exception_form.parse(request.form, grades.policy_of(found, None))
+        exception, errors = exception_form.parse(request.form, policies.policy_of(found, None))
         if exception is None:
             return _student_page(work, request.form.to_dict(), errors), 400
     follow(exception_form.save(store(), found, user_id, exception, teacher.user_id, utcnow()))
@@ -133,7 +133,7 @@ def _student_page(
     return render_template(
         "teacher/student.html",
         work=work,
-        policy=grades.policy_of(work.placement, None),
+        policy=policies.policy_of(work.placement, None),
         form=form,
         errors=errors,
         saved=request.args.get("saved") == "1",

@@ -7,7 +7,7 @@ from sqlalchemy import select
 
 from core.lesson_scores import LessonScore
 from core.placements import StudentException
-from service.store import gradebook, grades, policy_exceptions
+from service.store import gradebook, grades, policies, policy_exceptions
 from service.store.models import (
     Grade,
     GradeSync,
@@ -111,7 +111,7 @@ def test_a_later_due_date_makes_work_before_it_on_time_and_removing_it_late_agai
     assert flags() == ([False], [False])
     assert scores(store, catalog, placed, placed.user_id)[0] == LessonScore(6.0, 8.0)
     with store.transaction() as connection:
-        _lesson, policy = grades.submitting(connection, placed.placement_id, placed.user_id)
+        _lesson, policy = policies.submitting(connection, placed.placement_id, placed.user_id)
     assert policy.due_at == later.due_at and not policy.is_late(NOW - timedelta(days=1, hours=1))
     assert save(store, placed, placed.user_id, None, placed.user_id)  # removed
     assert pending(store) == [placed.user_id]
