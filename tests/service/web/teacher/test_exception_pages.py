@@ -113,8 +113,10 @@ def test_an_exception_set_on_the_students_page_is_shown_kept_and_sent(
     assert "Due Dec 5, 2026, 12:00 UTC instead of Nov 30, 2026, 23:59 UTC." in shown
     assert "4 attempts instead of 2." in shown and "The late penalty is waived." in shown
     assert "Set by teacher-1" in shown
-    book = client.get(f"/teach/courses/{due.platform_id}").get_data(as_text=True)
-    assert f"{student_url(due)}?" in book and "Ada, What is attention?: exception" in book
+    for url in (f"/teach/courses/{due.platform_id}", f"/teach/placements/{due.placement_id}"):
+        marked = client.get(url).get_data(as_text=True)  # the gradebook, the lesson's page
+        assert f"{student_url(due)}?" in marked
+        assert "Ada, What is attention?: exception" in marked
     # the student sees it on their lesson page; the other student does not see theirs
     sign_in(client, due.user_id, [due.placement_id])
     lesson = text_of(client.get(f"/lessons/{due.placement_id}").get_data(as_text=True))
