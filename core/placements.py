@@ -1,9 +1,14 @@
-"""A placement's policy: when its lesson closes, what lateness costs, when answers show."""
+"""A placement's policy: when its lesson closes, what lateness costs, when answers show.
+
+A student may have an exception on a placement (accommodations, illness): a later due
+date, more attempts, the late penalty waived. Policy.for_student applies it, so that every
+decision below is made on the student's own policy.
+"""
 
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from core.messages import Moment, Text, say, say_n
@@ -35,6 +40,20 @@ class Closed:
 
 
 @dataclass(frozen=True)
+class StudentException:
+    """What one student is allowed beyond a placement's policy; None keeps the policy's."""
+
+    due_at: datetime | None = None  # a later due date
+    max_attempts: int | None = None  # more attempts
+    waive_penalty: bool = False  # late work loses nothing
+
+    @property
+    def empty(self) -> bool:
+        """Return whether the exception changes nothing."""
+        return self.due_at is None and self.max_attempts is None and not self.waive_penalty
+
+
+@dataclass(frozen=True)
 class Policy:
     """The teacher's choices for one placement.
 
@@ -47,6 +66,25 @@ class Policy:
     max_attempts: int | None = None
     due_at: datetime | None = None
     late_penalty: float | None = None
+
+    def for_student(self, exception: StudentException | None) -> Policy:
+        """Return the policy a student with `exception` has on this placement.
+
+        An exception only ever allows more: a due date earlier than the placement's, or
+        fewer attempts, keeps the placement's; with no due date (or no maximum) there is
+        nothing to extend. A waived penalty takes nothing off late work that is accepted,
+        and accepts no late work the placement refuses (a later due date does that).
+        """
+        if exception is None:
+            return self
+        due_at, most, penalty = self.due_at, self.max_attempts, self.late_penalty
+        if due_at is not None and exception.due_at is not None:
+            due_at = max(due_at, exception.due_at)
+        if most is not None and exception.max_attempts is not None:
+            most = max(most, exception.max_attempts)
+        if exception.waive_penalty and penalty is not None:
+            penalty = 0.0
+        return replace(self, due_at=due_at, max_attempts=most, late_penalty=penalty)
 
     def is_late(self, at: datetime) -> bool:
         """Return whether work handed in at `at` is past the due date."""

@@ -874,3 +874,70 @@ def test_a_verdict_is_stored_once():
         if any(names(node) for node in ast.walk(tree))
     }
     assert writers <= {"service/store/submissions.py"}
+
+
+# what a student's exception changes of a placement's policy (core.placements.StudentException)
+POLICY_FIELDS = ("due_at", "max_attempts", "late_penalty")
+OWN_POLICY = ("service/web/teacher/",)  # the teacher's pages show the placement's own policy
+STUDENT_TEMPLATES = TEMPLATES / "pages"
+_PLACEMENT_FIELD = re.compile(r"placement\.(?:due_at|max_attempts|late_penalty)\b")
+
+
+def _policy_reads(path: str, tree: ast.AST) -> list[str]:
+    """Return where a module reads a student's policy without their exception."""
+    wrong = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in POLICY_FIELDS:
+            owner = node.value
+            name = owner.id if isinstance(owner, ast.Name) else getattr(owner, "attr", "")
+            # the columns in SQL: policies.py alone joins the exception to them
+            if name == "Placement" and path != "service/store/policies.py":
+                wrong.append(f"{path}:{node.lineno} reads Placement.{node.attr}")
+            # a placement's own field on a student's page or in the worker
+            elif name in ("placement", "found") and path.startswith(
+                ("service/web/student/", "workers/")
+            ):
+                wrong.append(f"{path}:{node.lineno} reads {name}.{node.attr}")
+        if isinstance(node, ast.Call):
+            func = node.func
+            called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if called != "policy_of":
+                continue
+            given = [*node.args, *(k.value for k in node.keywords)]
+            if len(given) < 2:
+                wrong.append(f"{path}:{node.lineno} asks policy_of without the exception")
+            elif (
+                isinstance(given[1], ast.Constant)
+                and given[1].value is None
+                and not path.startswith(OWN_POLICY)
+            ):
+                wrong.append(f"{path}:{node.lineno} asks policy_of for no student's exception")
+    return wrong
+
+
+def test_no_student_policy_is_read_without_their_exception():
+    """A placement's due date, attempts and late penalty reach a student only with their
+    exception applied (service.store.policies, core.placements.Policy.for_student): only
+    policies.py reads those columns in SQL, a student's pages and the worker never read them
+    off a placement, policy_of is always given the exception (None only on the teacher's
+    pages, for the placement's own policy), and the student's templates read page.policy."""
+    wrong = [found for path, tree in SOURCES.items() for found in _policy_reads(path, tree)]
+    for template in sorted(STUDENT_TEMPLATES.rglob("*.html")):
+        for number, line in enumerate(template.read_text().splitlines(), 1):
+            if _PLACEMENT_FIELD.search(line):
+                wrong.append(f"{template.relative_to(REPO)}:{number} reads the placement's policy")
+    assert wrong == []
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "policy = grades.policy_of(placement)",
+        "policy = policy_of(found, None)",
+        "penalty = func.coalesce(Placement.late_penalty, 0.0)",
+        "due = placement.due_at",
+    ],
+)
+def test_the_policy_rule_sees_every_way_to_miss_the_exception(code):
+    assert _policy_reads("service/web/student/example.py", ast.parse(code)) != []
+    assert _PLACEMENT_FIELD.search("{% if page.placement.due_at %}")

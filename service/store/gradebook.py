@@ -15,10 +15,12 @@ from sqlalchemy.orm import Session
 
 from core.lesson_scores import LessonScore, lesson_score
 from core.lessons import Lesson
+from service.store import policies
 from service.store.models import (
     Grade,
     GradeSync,
     Placement,
+    PolicyException,
     QuestionAnswer,
     Submission,
     SubmissionStatus,
@@ -30,7 +32,7 @@ Pair = tuple[int, int]  # (placement id, user id)
 
 @dataclass
 class Work:
-    """A student's work on one placement, late penalties applied."""
+    """A student's work on one placement, late penalties applied (or waived by their exception)."""
 
     answers: dict[str, float] = field(default_factory=dict)  # question id -> points earned
     best: float | None = None  # the best exercise fraction among graded submissions
@@ -82,7 +84,7 @@ class SyncState:
 def work(session: Session, placement_ids: list[int]) -> dict[Pair, Work]:
     """Return every student's work on the placements, keyed by (placement, user)."""
     found: dict[Pair, Work] = defaultdict(Work)
-    penalty = func.coalesce(Placement.late_penalty, 0.0)
+    penalty = policies.LATE_PENALTY
     answers = session.execute(
         select(
             QuestionAnswer.placement_id,
@@ -95,6 +97,9 @@ def work(session: Session, placement_ids: list[int]) -> dict[Pair, Work]:
             QuestionAnswer.created_at,
         )
         .join(Placement, Placement.id == QuestionAnswer.placement_id)
+        .outerjoin(
+            PolicyException, policies.excepted(QuestionAnswer.placement_id, QuestionAnswer.user_id)
+        )
         .where(QuestionAnswer.placement_id.in_(placement_ids))
     )
     for placement_id, user_id, question_id, earned, created_at in answers:
@@ -112,6 +117,7 @@ def work(session: Session, placement_ids: list[int]) -> dict[Pair, Work]:
             func.max(Submission.created_at),
         )
         .join(Placement, Placement.id == Submission.placement_id)
+        .outerjoin(PolicyException, policies.excepted(Submission.placement_id, Submission.user_id))
         .where(Submission.placement_id.in_(placement_ids))
         .group_by(Submission.placement_id, Submission.user_id)
     )

@@ -10,7 +10,6 @@ from typing import Any
 from sqlalchemy import (
     Connection,
     Float,
-    Row,
     bindparam,
     case,
     func,
@@ -23,7 +22,6 @@ from sqlalchemy.orm import Session
 
 from core.lesson_scores import LessonScore, lesson_score
 from core.lessons import Lesson
-from core.placements import Policy, Reveal
 from core.syncs import NO_LINE_ITEM, Due
 from core.syncs import missing_lesson as missing_lesson
 from core.syncs import reaches_lms as reaches_lms
@@ -34,12 +32,14 @@ from service.store.models import (
     Grade,
     GradeSync,
     Placement,
+    PolicyException,
     QuestionAnswer,
     Submission,
     SubmissionStatus,
     SyncStatus,
     User,
 )
+from service.store.policies import LATE_PENALTY, excepted
 
 # Statements that run for every graded submission, built once with bound parameters:
 # building a statement costs more CPU than SQLite takes to run it.
@@ -84,9 +84,13 @@ _SKIP_PENDING = _SKIP_PAIR.values(
     score_given=bindparam("given"), score_maximum=bindparam("maximum")
 )
 _HELD_PAIR = select(GradeSync.id).where(*_pair_in(SyncStatus.HELD)).limit(1)
-# the late penalty, and whether a regraded score of the pair waits for review, in one go
-_PENALTY = select(Placement.late_penalty, _HELD_PAIR.exists()).where(
-    Placement.id == bindparam("placement")
+
+# the pair's late penalty, and whether a regraded score of the pair waits for review, in one go
+_PENALTY = (
+    select(LATE_PENALTY, _HELD_PAIR.exists())
+    .select_from(Placement)
+    .outerjoin(PolicyException, excepted(Placement.id, bindparam("user")))
+    .where(Placement.id == bindparam("placement"))
 )
 _ANSWERS = select(QuestionAnswer.question_id, QuestionAnswer.earned, QuestionAnswer.late).where(
     QuestionAnswer.placement_id == bindparam("placement"),
@@ -115,17 +119,6 @@ _UPDATE_GRADE = (
     .values(**_GRADE)
 )
 _INSERT_GRADE = insert(Grade).values(**_PAIR, **_GRADE)
-
-
-def policy_of(placement: Placement | Row[Any]) -> Policy:
-    """Return the placement's policy as the domain sees it (from the row, or its columns)."""
-    return Policy(
-        reveal=Reveal(placement.reveal),
-        reveal_after_attempts=placement.reveal_after_attempts,
-        max_attempts=placement.max_attempts,
-        due_at=placement.due_at,
-        late_penalty=placement.late_penalty,
-    )
 
 
 def needs_sync(
@@ -275,9 +268,12 @@ def end_turn(
 def score(session: Session, placement: Placement, lesson: Lesson, user_id: int) -> LessonScore:
     """Compute the user's lesson score: questions as answered, plus the best exercise result.
 
-    Late work loses the placement's late penalty, item by item.
+    Late work loses the placement's late penalty, item by item (nothing if the user's
+    exception waives it).
     """
-    return _score(session, placement.id, placement.late_penalty or 0.0, lesson, user_id)
+    found = session.execute(_PENALTY, {"placement": placement.id, "user": user_id}).first()
+    penalty = float(found[0]) if found is not None else 0.0
+    return _score(session, placement.id, penalty, lesson, user_id)
 
 
 def _score(
@@ -309,7 +305,7 @@ def keep(
     penalty, waits = found if found is not None else (0.0, False)
     if waits:
         return False
-    score = _score(connection, placement_id, penalty or 0.0, lesson, user_id)
+    score = _score(connection, placement_id, float(penalty), lesson, user_id)
     save_grade(connection, placement_id, user_id, score, now)
     pair = {"placement": placement_id, "user": user_id, "now": now}
     changed(connection, _NEW_SYNC, {**pair, "sync_status": SyncStatus.PENDING})

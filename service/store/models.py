@@ -203,6 +203,24 @@ class Placement(Base):
         return self.hold_scores and self.released_at is None
 
 
+class PolicyException(Base):
+    """One student's exception to a placement's policy (core.placements.StudentException).
+
+    Set by a teacher of the course (`set_by`, at `set_at`); removed by deleting the row.
+    """
+
+    __tablename__ = "policy_exceptions"
+    __table_args__ = (UniqueConstraint("placement_id", "user_id"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    placement_id: Mapped[int] = mapped_column(ForeignKey("placements.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    due_at: Mapped[datetime | None]
+    max_attempts: Mapped[int | None]
+    waive_penalty: Mapped[bool] = mapped_column(default=False)
+    set_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    set_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
 class Submission(Base):
     """A student's code for a placement's exercise, and once graded, its verdict.
 

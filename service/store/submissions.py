@@ -22,7 +22,6 @@ import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
@@ -40,7 +39,6 @@ from sqlalchemy.orm import Session, aliased
 
 from core.lessons import Lesson
 from core.messages import say, to_json
-from core.placements import Policy
 from core.runs import RunResult, RunStatus, result_from, result_record
 from core.verdicts import Verdict
 from service.queue import GradeMessage, Message, Order, Queue, SyncMessage
@@ -177,15 +175,7 @@ _VERDICT = (
     )
 )
 
-# the submit path's, the same way
-_SUBMITTING = select(
-    Placement.lesson_id,
-    Placement.reveal,
-    Placement.reveal_after_attempts,
-    Placement.max_attempts,
-    Placement.due_at,
-    Placement.late_penalty,
-).where(Placement.id == bindparam("placement"))
+# the submit path's, the same way (its policy is grades.submitting's)
 _AUTHOR = select(User.id).where(User.id == bindparam("user")).with_for_update()
 _RECENT = select(func.count(Submission.id), func.min(Submission.created_at)).where(
     Submission.user_id == bindparam("user"), Submission.created_at > bindparam("since")
@@ -247,12 +237,6 @@ _OTHERS_WAIT = (
     )
     .limit(1)
 )
-
-
-def submitting(connection: Connection, placement_id: int) -> tuple[str, Policy] | None:
-    """Return the placement's lesson id and policy, or None when there is no such placement."""
-    found: Any = connection.execute(_SUBMITTING, {"placement": placement_id}).first()
-    return None if found is None else (found.lesson_id, grades.policy_of(found))
 
 
 def lock_author(connection: Connection, user_id: int) -> None:

@@ -21,7 +21,7 @@ from core.questions import score_answer
 from core.student_views import case_records, student_view
 from service.queue import GradeMessage, Message, SyncMessage
 from service.settings import Settings
-from service.store import answers, drafts, grades, placement_rows, submissions
+from service.store import answers, drafts, placement_rows, policies, submissions
 from service.store.database import Store
 from service.store.models import Placement, Submission, SubmissionStatus, utcnow
 from service.web import extensions
@@ -105,7 +105,7 @@ def submit(asker: Asker, placement_id: int, source: str) -> Submitted:
     if not user.may_open(placement_id):
         raise Refused(403, "not_launched", say("Open this lesson from your course first."))
     with asker.store.transaction() as connection:
-        found = submissions.submitting(connection, placement_id)
+        found = policies.submitting(connection, placement_id, user.user_id)
         if found is None:
             raise Refused(404, "unknown_placement", say("There is no such lesson placement."))
         lesson_id, policy = found
@@ -148,7 +148,8 @@ def answer(asker: Asker, placement_id: int, question_id: str, given: object) -> 
             "unknown_question",
             say("This lesson has no question {question}.", question=repr(question_id)),
         )
-    policy = grades.policy_of(placement)
+    with asker.store.reading() as session:
+        policy = policies.student_policy(session, placement, user.user_id)
     closed = policy.closed(now)
     if closed is not None:
         raise Refused(403, closed.closure.value, closed.message)
@@ -184,11 +185,11 @@ def reveals(asker: Asker, placement: Placement, used: int | None = None) -> bool
     results, times and how they failed), for the page, the API and the stream alike.
     `used` is the attempts count when the caller has it already.
     """
-    policy = grades.policy_of(placement)
-    if policy.reveal is Reveal.NEVER:
+    if Reveal(placement.reveal) is Reveal.NEVER:  # no exception changes when answers show
         return False
     user_id = asker.user.user_id
     with asker.store.reading() as session:
+        policy = policies.student_policy(session, placement, user_id)
         if used is None and policy.reveal is Reveal.AFTER_ATTEMPTS:
             used = submissions.attempts_used(session, placement.id, user_id)
         passed = policy.reveal is Reveal.AFTER_PASS and submissions.has_passed(

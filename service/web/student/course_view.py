@@ -9,7 +9,7 @@ from flask_babel import gettext as _
 
 from core.lesson_scores import LessonScore
 from core.messages import say
-from service.store import courses, grades, memberships, placement_rows
+from service.store import courses, grades, memberships, placement_rows, policies, policy_exceptions
 from service.web.student.actions import Asker, Refused
 
 
@@ -46,6 +46,7 @@ def student_listing(asker: Asker, course_id: int) -> CourseListing:
         opened = any(user.may_open(p.id) for p in placements)
         if course is None or not (member or opened or user.teaches(course_id)):
             raise Refused(403, "not_a_member", say("Open this course from your LMS first."))
+        exceptions = policy_exceptions.of_user(session, user.user_id, [p.id for p in placements])
         listed = []
         for placement in placements:
             lesson = catalog.lesson(placement.lesson_id)
@@ -60,7 +61,7 @@ def student_listing(asker: Asker, course_id: int) -> CourseListing:
                     placement_id=placement.id,
                     title=placement.title or (lesson.title if lesson else placement.lesson_id),
                     points=lesson.points if lesson else 0.0,
-                    due=placement.due_at,
+                    due=policies.policy_of(placement, exceptions.get(placement.id)).due_at,
                     opens=opens,
                     score=score,
                     held=placement.holds_scores,

@@ -13,11 +13,11 @@ from typing import Any
 
 from core.lesson_scores import LessonScore
 from core.lessons import Lesson
-from core.placements import Closed, Policy, Reveal
+from core.placements import Closed, Policy, Reveal, StudentException
 from core.questions import ChoiceQuestion, MatchQuestion, Question
 from core.runs import RunStatus
 from core.student_views import StudentView, student_view
-from service.store import drafts, grades, submissions, work
+from service.store import drafts, grades, policies, policy_exceptions, submissions, work
 from service.store.models import Placement, QuestionAnswer, Submission, SubmissionStatus
 from service.web.student import actions
 
@@ -28,7 +28,8 @@ class LessonPage:
 
     placement: Placement
     lesson: Lesson
-    policy: Policy
+    policy: Policy  # the student's own: the placement's, with their exception
+    exception: StudentException | None  # theirs, shown to them alone
     answers: Mapping[str, QuestionAnswer]
     attempts: list[Submission]  # newest first
     score: LessonScore  # the teacher's to see while the placement holds it (not shown then)
@@ -42,6 +43,27 @@ class LessonPage:
     def graded(self) -> bool:
         """Return whether any of the student's work has been scored (an answer, a verdict)."""
         return bool(self.answers) or self.shown is not None
+
+    @property
+    def extended(self) -> bool:
+        """Return whether the student's exception gives them a later due date."""
+        given = self.exception.due_at if self.exception else None
+        return given is not None and self.policy.due_at == given
+
+    @property
+    def more_attempts(self) -> bool:
+        """Return whether the student's exception gives them more attempts."""
+        given = self.exception.max_attempts if self.exception else None
+        return given is not None and self.policy.max_attempts == given
+
+    @property
+    def waived(self) -> bool:
+        """Return whether the student's exception waives the late penalty of accepted work."""
+        return (
+            self.exception is not None
+            and self.exception.waive_penalty
+            and (self.policy.late_penalty is not None)
+        )
 
     @property
     def latest(self) -> Submission | None:
@@ -143,7 +165,9 @@ def lesson_page(asker: actions.Asker, placement_id: int) -> LessonPage:
         attempts = work.submissions(session, placement_id, user_id)
         used = submissions.attempts_used(session, placement_id, user_id)
         score = grades.score(session, placement, lesson, user_id)
-    policy = grades.policy_of(placement)
+        found = policy_exceptions.get(session, placement_id, user_id)
+    exception = found.exception if found is not None else None
+    policy = policies.policy_of(placement, exception)
     revealed = actions.reveals(asker, placement, used)
     draft = drafts.load(store, placement_id, user_id)
     starter = lesson.exercise.starter_code if lesson.exercise else ""
@@ -151,6 +175,7 @@ def lesson_page(asker: actions.Asker, placement_id: int) -> LessonPage:
         placement=placement,
         lesson=lesson,
         policy=policy,
+        exception=exception,
         answers=answers,
         attempts=attempts,
         score=score,

@@ -20,9 +20,18 @@ from flask_babel import gettext as _
 from core.lesson_scores import LessonScore
 from core.lessons import Catalog
 from core.messages import N_
+from core.placements import StudentException
 from service.lti.roster import ask_for_read
 from service.queue import SyncMessage
-from service.store import courses, gradebook, grades, memberships, placement_rows, roster_reads
+from service.store import (
+    courses,
+    gradebook,
+    grades,
+    memberships,
+    placement_rows,
+    policy_exceptions,
+    roster_reads,
+)
 from service.store.database import Store
 from service.store.gradebook import SyncState
 from service.store.models import User
@@ -58,6 +67,7 @@ class Cell:
     attempts: int
     last_at: datetime | None
     sync: SyncState | None  # None: nothing was ever sent for this pair
+    exception: StudentException | None = None  # the student's, on this placement
 
 
 @dataclass(frozen=True)
@@ -125,6 +135,7 @@ def build(
         ids = [p.id for p in placements]
         work = gradebook.work(session, ids)
         syncs = gradebook.syncs(session, ids)
+        exceptions = policy_exceptions.of_placements(session, ids)
         members: list[tuple[User, bool]] = memberships.students(session, course_id)
         known = {user.id for user, _ in members}
         # work by someone the roster does not list (yet): show it rather than hide it
@@ -152,6 +163,7 @@ def build(
                     attempts=done.attempts if done else 0,
                     last_at=done.last_at if done else None,
                     sync=syncs.get((placement.id, user.id)),
+                    exception=exceptions.get((placement.id, user.id)),
                 )
             )
         rows.append(Row(user.id, user.name or user.sub, user.email, active, cells))

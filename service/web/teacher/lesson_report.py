@@ -10,10 +10,11 @@ from flask_babel import gettext as _
 
 from core.lessons import Catalog, Lesson
 from core.runs import RunStatus
-from service.store import case_tallies, memberships, regrades, work
+from service.store import case_tallies, memberships, policy_exceptions, regrades, work
 from service.store.case_tallies import CaseTally
 from service.store.database import Store
 from service.store.models import Placement, QuestionAnswer, Submission, SubmissionStatus
+from service.store.policy_exceptions import Set
 from service.store.regrades import Change, Progress
 from service.store.work import FailingLine
 from service.web.teacher import course_gradebook
@@ -109,9 +110,11 @@ class StudentWork:
 
     placement: Placement
     lesson: Lesson | None
+    user_id: int
     name: str
     attempts: list[Attempt]
     answers: list[QuestionAnswer]
+    exception: Set | None  # the student's exception to the placement's policy
 
     @property
     def with_cases(self) -> bool:
@@ -208,6 +211,8 @@ def student_work(
         if user is None or (not member and not done):
             return None
         answers = work.answers(session, placement.id, user_id)
+        exception = policy_exceptions.get(session, placement.id, user_id)
     lesson = catalog.lesson(placement.lesson_id)
     attempts = [Attempt(submission) for submission in done]
-    return StudentWork(placement, lesson, user.name or user.sub, attempts, answers)
+    name = user.name or user.sub
+    return StudentWork(placement, lesson, user_id, name, attempts, answers, exception)

@@ -44,13 +44,13 @@ def form_of(placement: Placement) -> dict[str, str]:
         "reveal": placement.reveal,
         "reveal_after_attempts": _text(placement.reveal_after_attempts),
         "max_attempts": _text(placement.max_attempts),
-        "due_at": _form_time(placement.due_at),
+        "due_at": form_time(placement.due_at),
         "late": "refuse" if placement.late_penalty is None else "accept",
         "late_penalty": f"{placement.late_penalty * 100:g}"
         if placement.late_penalty is not None
         else "",
         "hold": "1" if placement.hold_scores else "",
-        "release_at": _form_time(placement.release_at),
+        "release_at": form_time(placement.release_at),
     }
 
 
@@ -62,12 +62,12 @@ def parse(form: Mapping[str, str]) -> tuple[PlacementSettings | None, dict[str, 
     except ValueError:
         errors["reveal"] = _("Choose when the answers are shown.")
         reveal = Reveal.NEVER
-    max_attempts = _count(form, "max_attempts", errors, required=False)
+    max_attempts = count(form, "max_attempts", errors, required=False)
     after = None
     if reveal is Reveal.AFTER_ATTEMPTS:
         # shown while attempts are left, the solution would be worth its points: "after N
         # attempts" is only "after the last attempt"
-        after = _count(form, "reveal_after_attempts", errors, required=False)
+        after = count(form, "reveal_after_attempts", errors, required=False)
         if max_attempts is None and "max_attempts" not in errors:
             errors["max_attempts"] = _(
                 "Showing the answers after a number of attempts needs a maximum number of "
@@ -81,7 +81,7 @@ def parse(form: Mapping[str, str]) -> tuple[PlacementSettings | None, dict[str, 
             )
         elif max_attempts is not None and "reveal_after_attempts" not in errors:
             after = max_attempts
-    due_at = _time(form, "due_at", errors)
+    due_at = moment(form, "due_at", errors)
     if reveal is Reveal.AFTER_DUE and due_at is None and "due_at" not in errors:
         errors["due_at"] = _("Showing the answers after the due date needs a due date.")
     penalty = None
@@ -95,7 +95,7 @@ def parse(form: Mapping[str, str]) -> tuple[PlacementSettings | None, dict[str, 
             "late work, or show the answers at another moment."
         )
     hold = form.get("hold", "") == "1"
-    release_at = _time(form, "release_at", errors)
+    release_at = moment(form, "release_at", errors)
     if release_at is not None and not hold:
         errors["release_at"] = _("A release date needs the scores held: tick the box above.")
     if errors:
@@ -121,7 +121,13 @@ def save(
     return tuple(SyncMessage(user_id, placement_id) for user_id in users)
 
 
-def _time(form: Mapping[str, str], name: str, errors: dict[str, str]) -> datetime | None:
+def form_time(at: datetime | None) -> str:
+    """Return a time as a `datetime-local` field's value, in UTC ("" for none)."""
+    return at.astimezone(UTC).strftime(_FORM_TIME) if at else ""
+
+
+def moment(form: Mapping[str, str], name: str, errors: dict[str, str]) -> datetime | None:
+    """Return the form's UTC date and time of field `name`, None when blank or faulty."""
     raw = form.get(name, "").strip()
     if not raw:
         return None
@@ -132,13 +138,8 @@ def _time(form: Mapping[str, str], name: str, errors: dict[str, str]) -> datetim
         return None
 
 
-def _form_time(value: datetime | None) -> str:
-    return value.astimezone(UTC).strftime(_FORM_TIME) if value else ""
-
-
-def _count(
-    form: Mapping[str, str], name: str, errors: dict[str, str], required: bool
-) -> int | None:
+def count(form: Mapping[str, str], name: str, errors: dict[str, str], required: bool) -> int | None:
+    """Return the form's number of attempts in field `name`, None when blank or faulty."""
     raw = form.get(name, "").strip()
     if not raw:
         if required:

@@ -13,13 +13,13 @@ from flask.typing import ResponseReturnValue
 
 from core.messages import say
 from service.queue import SyncMessage
-from service.store import releases
+from service.store import placement_rows, policies, releases
 from service.store.models import Placement, utcnow
 from service.web import csrf, labels
 from service.web.auth import link_token, page_session
 from service.web.extensions import catalog, celery_app, follow, store
 from service.web.student.actions import Refused
-from service.web.teacher import course_gradebook, lesson_report, placement_settings
+from service.web.teacher import course_gradebook, exception_form, lesson_report, placement_settings
 from service.web.teacher.access import course_teacher, placement_teacher
 
 bp = Blueprint("teacher", __name__, url_prefix="/teach")
@@ -29,14 +29,27 @@ bp = Blueprint("teacher", __name__, url_prefix="/teach")
 def gradebook(course_id: int) -> str:
     """Show the course's roster by its placed lessons (a stale roster is read in the background)."""
     course_teacher(course_id)
-    book = course_gradebook.for_teacher(store(), catalog(), celery_app(), course_id, utcnow())
-    return render_template(
-        "teacher/gradebook.html",
-        book=book,
-        resent=request.args.get("resent", type=int),
-        released=request.args.get("released", type=int),
-        **page_session(),
-    )
+    return _gradebook_page(course_id, exception_form.form_of(None), {})
+
+
+@bp.post("/courses/<int:course_id>/exceptions")
+def course_exception(course_id: int) -> ResponseReturnValue:
+    """Give one student an exception on one of the course's placements, from the gradebook."""
+    teacher = course_teacher(course_id)
+    csrf.check(request.form.get(csrf.FIELD))
+    placement_id = request.form.get("placement_id", type=int)
+    found = placement_rows.find(store(), placement_id) if placement_id is not None else None
+    if found is None or found.course_id != course_id:
+        raise Refused(404, "unknown_placement", say("There is no such lesson in this course."))
+    user_id = request.form.get("user_id", type=int)
+    if user_id is None or lesson_report.student_work(store(), catalog(), found, user_id) is None:
+        raise Refused(404, "unknown_student", say("This student is not in the course."))
+    exception, errors = exception_form.parse(request.form, policies.policy_of(found, None))
+    if exception is None:
+        return _gradebook_page(course_id, request.form.to_dict(), errors), 400
+    follow(exception_form.save(store(), found, user_id, exception, teacher.user_id, utcnow()))
+    target = url_for("teacher.gradebook", course_id=course_id, s=link_token(), excepted=1)
+    return redirect(f"{target}#exceptions", code=303)
 
 
 @bp.get("/courses/<int:course_id>/gradebook.csv")
@@ -103,10 +116,61 @@ def release(placement_id: int) -> ResponseReturnValue:
 def student(placement_id: int, user_id: int) -> str:
     """Show one student's submissions (code, output, verdict) and answers on a placement."""
     _user, found = placement_teacher(placement_id)
+    work = _student_work(found, user_id)
+    return _student_page(work, exception_form.form_of(work.exception), {})
+
+
+@bp.post("/placements/<int:placement_id>/students/<int:user_id>/exception")
+def student_exception(placement_id: int, user_id: int) -> ResponseReturnValue:
+    """Set, or remove, one student's exception to the placement's policy."""
+    teacher, found = placement_teacher(placement_id)
+    csrf.check(request.form.get(csrf.FIELD))
+    work = _student_work(found, user_id)
+    exception = None
+    if request.form.get("remove") != "1":
+        exception, errors = exception_form.parse(request.form, policies.policy_of(found, None))
+        if exception is None:
+            return _student_page(work, request.form.to_dict(), errors), 400
+    follow(exception_form.save(store(), found, user_id, exception, teacher.user_id, utcnow()))
+    target = url_for(
+        "teacher.student", placement_id=placement_id, user_id=user_id, s=link_token(), saved=1
+    )
+    return redirect(f"{target}#exception", code=303)
+
+
+def _student_work(found: Placement, user_id: int) -> lesson_report.StudentWork:
     work = lesson_report.student_work(store(), catalog(), found, user_id)
     if work is None:
         raise Refused(404, "unknown_student", say("This student is not in the course."))
-    return render_template("teacher/student.html", work=work, **page_session())
+    return work
+
+
+def _student_page(
+    work: lesson_report.StudentWork, form: dict[str, str], errors: dict[str, str]
+) -> str:
+    return render_template(
+        "teacher/student.html",
+        work=work,
+        policy=policies.policy_of(work.placement, None),
+        form=form,
+        errors=errors,
+        saved=request.args.get("saved") == "1",
+        **page_session(),
+    )
+
+
+def _gradebook_page(course_id: int, form: dict[str, str], errors: dict[str, str]) -> str:
+    book = course_gradebook.for_teacher(store(), catalog(), celery_app(), course_id, utcnow())
+    return render_template(
+        "teacher/gradebook.html",
+        book=book,
+        resent=request.args.get("resent", type=int),
+        released=request.args.get("released", type=int),
+        excepted=request.args.get("excepted") == "1",
+        form=form,
+        errors=errors,
+        **page_session(),
+    )
 
 
 def _placement_page(found: Placement, form: dict[str, str], errors: dict[str, str]) -> str:

@@ -28,6 +28,7 @@ TABLES = {
     "registration_tokens",
     "login_failures",
     "platform_outages",
+    "policy_exceptions",
     "alembic_version",
 }
 

@@ -87,6 +87,8 @@ def routes(course):
         ("get", f"/teach/placements/{placement_id}"),
         ("post", f"/teach/placements/{placement_id}/settings"),
         ("get", f"/teach/placements/{placement_id}/students/{student_id}"),
+        ("post", f"/teach/placements/{placement_id}/students/{student_id}/exception"),
+        ("post", f"/teach/courses/{course_id}/exceptions"),
         ("get", f"/teach/placements/{placement_id}/regrade"),
         ("get", f"/teach/placements/{placement_id}/regrade.json"),
         ("post", f"/teach/placements/{placement_id}/regrade"),
