@@ -92,14 +92,12 @@ _ANSWERS = select(QuestionAnswer.question_id, QuestionAnswer.earned, QuestionAns
     QuestionAnswer.placement_id == bindparam("placement"),
     QuestionAnswer.user_id == bindparam("user"),
 )
-_BEST = select(
-    func.max(
-        case(
-            (Submission.late, Submission.score * bindparam("late_factor", type_=Float)),
-            else_=Submission.score,
-        )
-    )
-).where(
+# a graded submission's score as the lesson's counts it: late, it loses the late penalty
+COUNTED = case(
+    (Submission.late, Submission.score * bindparam("late_factor", type_=Float)),
+    else_=Submission.score,
+)
+_BEST = select(func.max(COUNTED)).where(
     Submission.placement_id == bindparam("placement"),
     Submission.user_id == bindparam("user"),
     Submission.status == SubmissionStatus.GRADED,
@@ -351,6 +349,7 @@ class Pending:
     platform_id: int
     line_items_url: str
     due_at: datetime | None = None  # the earliest of their next attempts
+    locale: str | None = None  # the user's LMS language (their last launch's)
 
 
 def pending(session: Session, placement_id: int, user_id: int) -> Pending | None:
@@ -364,8 +363,8 @@ def pending(session: Session, placement_id: int, user_id: int) -> Pending | None
     ).all()
     if not rows:
         return None
-    placement, user_sub, platform_id, line_items_url = session.execute(
-        select(Placement, User.sub, Course.platform_id, Course.line_items_url)
+    placement, user_sub, locale, platform_id, line_items_url = session.execute(
+        select(Placement, User.sub, User.locale, Course.platform_id, Course.line_items_url)
         .join(Course, Course.id == Placement.course_id)
         .join(User, User.id == user_id)
         .where(Placement.id == placement_id)
@@ -378,6 +377,7 @@ def pending(session: Session, placement_id: int, user_id: int) -> Pending | None
         platform_id=platform_id,
         line_items_url=line_items_url or "",
         due_at=min(row.next_attempt_at for row in rows),
+        locale=locale,
     )
 
 

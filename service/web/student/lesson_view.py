@@ -13,11 +13,12 @@ from typing import Any
 
 from core.lesson_scores import LessonScore
 from core.lessons import Lesson
+from core.messages import Text
 from core.placements import Closed, Policy, Reveal
 from core.questions import ChoiceQuestion, MatchQuestion, Question
 from core.runs import RunStatus
 from core.student_views import StudentView, student_view
-from service.store import drafts, grades, submissions, work
+from service.store import drafts, grades, score_comments, submissions, work
 from service.store.models import Placement, QuestionAnswer, Submission, SubmissionStatus
 from service.web.student import actions
 
@@ -32,6 +33,7 @@ class LessonPage:
     answers: Mapping[str, QuestionAnswer]
     attempts: list[Submission]  # newest first
     score: LessonScore
+    comment: Text | None  # why the score is what it is: the LMS shows the same sentence
     attempts_used: int
     revealed: bool
     closed: Closed | None  # why the exercise takes no more submissions, if it does not
@@ -138,6 +140,7 @@ def lesson_page(asker: actions.Asker, placement_id: int) -> LessonPage:
         attempts = work.submissions(session, placement_id, user_id)
         used = submissions.attempts_used(session, placement_id, user_id)
         score = grades.score(session, placement, lesson, user_id)
+        comment = score_comments.comment(session, placement, lesson, user_id)
     policy = grades.policy_of(placement)
     revealed = actions.reveals(asker, placement, used)
     draft = drafts.load(store, placement_id, user_id)
@@ -149,6 +152,7 @@ def lesson_page(asker: actions.Asker, placement_id: int) -> LessonPage:
         answers=answers,
         attempts=attempts,
         score=score,
+        comment=comment,
         attempts_used=used,
         revealed=revealed,
         closed=policy.closed(now, used, revealed),
