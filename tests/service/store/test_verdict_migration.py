@@ -97,8 +97,8 @@ def at(store, revision):
 
 
 def test_old_verdicts_read_back_as_they_were_shown(store):
+    placed = place(store)  # the rows of today's models, kept as later revisions come off
     at(store, "0010")
-    placed = place(store)
     base = graded(placed)
     with store.engine.begin() as connection:
         table = sa.Table("submissions", sa.MetaData(), autoload_with=connection)
@@ -135,8 +135,8 @@ def test_old_verdicts_read_back_as_they_were_shown(store):
 
 
 def test_a_downgrade_gives_the_columns_back(store):
+    placed = place(store)  # the rows of today's models, kept as later revisions come off
     at(store, "0010")
-    placed = place(store)
     row = {**graded(placed), **OLD[1]}
     with store.engine.begin() as connection:
         table = sa.Table("submissions", sa.MetaData(), autoload_with=connection)

@@ -16,13 +16,16 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 
+# In place, not as a batch: a batch copies the table on SQLite, and dropping the old users
+# table cascades (foreign_keys is on) to every row that names a user: their submissions,
+# answers and grades were gone after a downgrade. SQLite alters a column in place since 3.35.
+
+
 def upgrade() -> None:
     """Add users.locale (none known yet: English until the next launch says otherwise)."""
-    with op.batch_alter_table("users") as batch:
-        batch.add_column(sa.Column("locale", sa.String(length=35), nullable=True))
+    op.add_column("users", sa.Column("locale", sa.String(length=35), nullable=True))
 
 
 def downgrade() -> None:
     """Drop users.locale."""
-    with op.batch_alter_table("users") as batch:
-        batch.drop_column("locale")
+    op.drop_column("users", "locale")
