@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from core.cases import case_line
-from core.messages import Text, from_json, to_json, verbatim
+from core.messages import Percent, Text, from_json, join, say, say_n, to_json, verbatim
 from core.runs import RunStatus
 from core.verdicts import cases_feedback
 
@@ -177,3 +177,87 @@ def _line(case: Mapping[str, Any]) -> Text:
     """Return a shown case's line as its record keeps it (its English, if that is all)."""
     stored = from_json(case.get("feedback_message"))
     return stored if stored is not None else verbatim(str(case.get("feedback") or ""))
+
+
+_NAMED_AT_MOST = 3  # failing cases named in a score's comment; the rest are counted
+
+
+def score_comment(
+    best: StoredVerdict | None,
+    exercise: bool,
+    questions: Sequence[tuple[float | None, float]],
+    late_penalty: float = 0.0,
+) -> Text | None:
+    """Word why a lesson's score is what it is, as its LMS shows it (the AGS comment).
+
+    `best` is the submission the score counts (None: none graded yet), `exercise` whether
+    the lesson has one, `questions` each question's (earned or None unanswered, possible),
+    `late_penalty` the share late work lost, when some did. The cases are worded as their
+    student sees them before any reveal: a hidden case by its name and whether it passed.
+    None when the lesson has neither exercise nor questions.
+    """
+    parts: list[Text] = []
+    if exercise:
+        parts.extend(_exercise_comment(best))
+    if questions:
+        parts.extend(_questions_comment(questions))
+    if late_penalty > 0:
+        parts.append(say("Late work lost {percent} of its points.", percent=Percent(late_penalty)))
+    return join(*parts) if parts else None
+
+
+def _exercise_comment(best: StoredVerdict | None) -> list[Text]:
+    if best is None:
+        return [say("No code handed in yet.")]
+    cases = student_view(best, revealed=False).cases
+    if not cases:
+        return [say("The code could not be graded.")]
+    failing = [case for case in cases if case.get("status") != RunStatus.PASSED]
+    head = say_n(
+        "{passed} of {num} case passed.",
+        "{passed} of {num} cases passed.",
+        num=len(cases),
+        passed=len(cases) - len(failing),
+    )
+    named: list[Text] = [_failed(case) for case in failing[:_NAMED_AT_MOST]]
+    more = len(failing) - _NAMED_AT_MOST
+    if more > 0:
+        named.append(say_n("{num} more case failed.", "{num} more cases failed.", num=more))
+    return [head, *named]
+
+
+def _failed(case: Mapping[str, Any]) -> Text:
+    """Return a failing case's line by its name alone: what it held is no comment's."""
+    try:
+        status = RunStatus(str(case.get("status")))
+    except ValueError:
+        status = RunStatus.FAILED
+    hidden = bool(case.get("hidden"))
+    return case_line(RunStatus.FAILED if hidden else status, str(case.get("name", "")), hidden)
+
+
+def _questions_comment(questions: Sequence[tuple[float | None, float]]) -> list[Text]:
+    answered = [(earned, possible) for earned, possible in questions if earned is not None]
+    right = sum(1 for earned, possible in answered if earned >= possible - _EPSILON)
+    partly = sum(1 for earned, possible in answered if _EPSILON < earned < possible - _EPSILON)
+    parts: list[Text] = [
+        say_n(
+            "{right} of {num} question right.",
+            "{right} of {num} questions right.",
+            num=len(questions),
+            right=right,
+        )
+    ]
+    if partly:
+        parts.append(
+            say_n("{num} question partly right.", "{num} questions partly right.", num=partly)
+        )
+    if len(answered) < len(questions):
+        unanswered = len(questions) - len(answered)
+        parts.append(
+            say_n("{num} question not answered.", "{num} questions not answered.", num=unanswered)
+        )
+    return parts
+
+
+_EPSILON = 1e-9  # points are sums of floats: 0.1 + 0.2 of 0.3 is right

@@ -68,6 +68,7 @@ class Due:
     posting_until: datetime | None  # another sync's turn to post ends then
     in_flight: bool  # a submission of the pair is queued or running
     held: bool = False  # the placement holds its scores until they are released
+    comment: str = ""  # why the score is what it is, in the student's language
 
 
 @dataclass(frozen=True)
@@ -190,6 +191,7 @@ def decide(found: Found, can_post: bool, now: datetime) -> Decision:
         resource_link_id=due.resource_link_id,
         resource_id=due.lesson_id,
         label=due.label,
+        comment=due.comment,
     )
     return Post(post, now + TURN, probe=due.outage is not None)
 

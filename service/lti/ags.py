@@ -101,8 +101,10 @@ class AgsPoster:
             .set_timestamp(post.timestamp.isoformat(timespec="seconds"))
             .set_user_id(post.user_sub)
         )
-        if not held_post(post):  # a held score says "handed in" and keeps its points
+        if not held_post(post):  # a held score says "handed in" and keeps its points (and why)
             grade.set_score_given(post.score.given).set_score_maximum(post.score.maximum)
+            if post.comment:
+                grade.set_comment(post.comment)  # Moodle and Canvas show it to the student
         if "instructure.com" in platform.issuer or post.canvas:
             grade.set_extra_claims(
                 {

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from core.lessons import Catalog
+from service import wording
 from service.lti import reviews
 from service.lti.claims import DEEP_LINKING, is_teacher
 from service.lti.validation import ValidLaunch
@@ -45,6 +46,7 @@ def facts_of(catalog: Catalog, launch: ValidLaunch) -> LaunchFacts:
         sub=body["sub"],
         name=_name(body),
         email=str(body.get("email", ""))[:320],
+        locale=wording.tag_of(_object(launch.claim("launch_presentation")).get("locale")),
         context_id=context.get("id") or f"link:{link.get('id', 'none')}",
         course_title=str(context.get("title") or context.get("label") or "")[:255],
         line_items_url=ags["lineitems"] if isinstance(ags.get("lineitems"), str) else None,
@@ -73,6 +75,10 @@ def _link(
         lesson_id=lesson_id if known else None,
         line_item_url=ags.get("lineitem") if isinstance(ags.get("lineitem"), str) else None,
     )
+
+
+def _object(value: object) -> dict[str, object]:
+    return value if isinstance(value, dict) else {}
 
 
 def _name(body: Mapping[str, Any]) -> str:

@@ -96,14 +96,12 @@ _ANSWERS = select(QuestionAnswer.question_id, QuestionAnswer.earned, QuestionAns
     QuestionAnswer.placement_id == bindparam("placement"),
     QuestionAnswer.user_id == bindparam("user"),
 )
-_BEST = select(
-    func.max(
-        case(
-            (Submission.late, Submission.score * bindparam("late_factor", type_=Float)),
-            else_=Submission.score,
-        )
-    )
-).where(
+# a graded submission's score as the lesson's counts it: late, it loses the late penalty
+COUNTED = case(
+    (Submission.late, Submission.score * bindparam("late_factor", type_=Float)),
+    else_=Submission.score,
+)
+_BEST = select(func.max(COUNTED)).where(
     Submission.placement_id == bindparam("placement"),
     Submission.user_id == bindparam("user"),
     Submission.status == SubmissionStatus.GRADED,
@@ -271,9 +269,15 @@ def score(session: Session, placement: Placement, lesson: Lesson, user_id: int) 
     Late work loses the placement's late penalty, item by item (nothing if the user's
     exception waives it).
     """
-    found = session.execute(_PENALTY, {"placement": placement.id, "user": user_id}).first()
-    penalty = float(found[0]) if found is not None else 0.0
-    return _score(session, placement.id, penalty, lesson, user_id)
+    return _score(
+        session, placement.id, late_penalty(session, placement.id, user_id), lesson, user_id
+    )
+
+
+def late_penalty(session: Session | Connection, placement_id: int, user_id: int) -> float:
+    """Return the share (0..1) the user's late work loses: none if their exception waives it."""
+    found = session.execute(_PENALTY, {"placement": placement_id, "user": user_id}).first()
+    return float(found[0]) if found is not None else 0.0
 
 
 def _score(
@@ -359,6 +363,7 @@ class Pending:
     platform_id: int
     line_items_url: str
     due_at: datetime | None = None  # the earliest of their next attempts
+    locale: str | None = None  # the user's LMS language (their last launch's)
 
 
 def pending(session: Session, placement_id: int, user_id: int) -> Pending | None:
@@ -372,8 +377,8 @@ def pending(session: Session, placement_id: int, user_id: int) -> Pending | None
     ).all()
     if not rows:
         return None
-    placement, user_sub, platform_id, line_items_url = session.execute(
-        select(Placement, User.sub, Course.platform_id, Course.line_items_url)
+    placement, user_sub, locale, platform_id, line_items_url = session.execute(
+        select(Placement, User.sub, User.locale, Course.platform_id, Course.line_items_url)
         .join(Course, Course.id == Placement.course_id)
         .join(User, User.id == user_id)
         .where(Placement.id == placement_id)
@@ -386,6 +391,7 @@ def pending(session: Session, placement_id: int, user_id: int) -> Pending | None
         platform_id=platform_id,
         line_items_url=line_items_url or "",
         due_at=min(row.next_attempt_at for row in rows),
+        locale=locale,
     )
 
 

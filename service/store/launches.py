@@ -41,6 +41,7 @@ class LaunchFacts:
     sub: str
     name: str
     email: str
+    locale: str | None  # launch_presentation.locale, when it is a language tag ("tr")
     context_id: str
     course_title: str
     line_items_url: str | None  # AGS, when the launch gave one
@@ -71,7 +72,7 @@ def record(store: Store, facts: LaunchFacts) -> Opened:
             session,
             User,
             {"platform_id": facts.platform_id, "sub": facts.sub},
-            {"name": facts.name, "email": facts.email},
+            {"name": facts.name, "email": facts.email, "locale": facts.locale},
         )
         course = _upsert(
             session,

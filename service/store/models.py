@@ -151,6 +151,9 @@ class User(Base):
     sub: Mapped[str] = mapped_column(ID)
     name: Mapped[str] = mapped_column(String(255), default="")
     email: Mapped[str] = mapped_column(String(320), default="")
+    # their LMS language, from their last launch (`launch_presentation.locale`: "tr"), in
+    # which the comments of their scores are worded; None: not sent, English
+    locale: Mapped[str | None] = mapped_column(String(35))
 
 
 class Course(Base):

@@ -31,8 +31,9 @@ from core.syncs import (
     early,
     held_post,
 )
+from service import wording
 from service.queue import SyncMessage
-from service.store import grades, outages
+from service.store import grades, outages, score_comments
 from service.store.database import changed
 from service.store.models import GradeSync, Placement, Submission, SubmissionStatus, SyncStatus
 
@@ -61,6 +62,7 @@ def look(
     placement = pending.placement
     lesson = catalog.lesson(placement.lesson_id)
     held = grades.holds(session, placement_id, user_id)
+    said = None if lesson is None else score_comments.comment(session, placement, lesson, user_id)
     due = Due(
         awaits_review=grades.awaits_review(session, placement_id, user_id),
         held=placement.holds_scores,
@@ -75,6 +77,8 @@ def look(
         lms_at=held.at,
         posting_until=held.posting_until,
         in_flight=_in_flight(session, placement_id, user_id),
+        # worded here, in the worker, in the student's language: the LMS shows it as it is
+        comment="" if said is None else wording.worded(said, pending.locale),
     )
     return replace(found, due=due)
 

@@ -10,15 +10,15 @@ were kept, or one that does not read back, shows its English.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
-from flask_babel import format_decimal, get_locale, get_translations
+from flask_babel import get_locale, get_translations
 
 from core import messages
 from core.student_views import StudentView, shown_case
-from service.web.rendering import percent, when
-
-_DECIMALS = "#,##0.###############"  # every digit a limit or tolerance has (0.000001)
+from service import wording
+from service.web.rendering import when
 
 
 def feedback_of(verdict: StudentView) -> str:
@@ -59,22 +59,9 @@ def rendered(text: messages.Text) -> str:
     if locale is None or locale.language == "en":
         # the source language: the English as core words it, byte for byte, but for a time,
         # which the pages write their way (rendering.when: "Jan 31, 2027, 23:59 UTC")
-        return text.render(_same, messages.english_number, moment=when)
-    translations = get_translations()
-    return text.render(
-        translations.gettext, number, percent, translate_n=translations.ngettext, moment=when
-    )
-
-
-def _same(msgid: str) -> str:
-    return msgid
-
-
-def number(value: float) -> str:
-    """Write a number of a sentence in the page's locale (2,5 in Turkish)."""
-    if isinstance(value, int):
-        return str(format_decimal(value))
-    return str(format_decimal(value, format=_DECIMALS))
+        return text.worded(replace(wording.ENGLISH, moment=when))
+    # the app's catalogs (a worker words its comments with the same ones: service.wording)
+    return text.worded(wording.wording(get_translations(), locale, moment=when))
 
 
 def _field(case: Any, key: str) -> str:

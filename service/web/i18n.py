@@ -14,7 +14,6 @@ English and says so in the log at start.
 from __future__ import annotations
 
 import logging
-import re
 from pathlib import Path
 
 from flask import Flask, request, session
@@ -29,12 +28,9 @@ from service.web.feedback import (
     rendered,
     student_feedback_of,
 )
+from service.wording import DEFAULT, LANGUAGES, TRANSLATIONS, supported
 
-LANGUAGES = ("en", "tr")
-DEFAULT = "en"
-TRANSLATIONS = Path(__file__).parent / "translations"
 _LOCALE = "locale"  # the session key: the launch's language, as one of LANGUAGES
-_TAG = re.compile(r"^[A-Za-z]{2,8}(?:[-_][A-Za-z0-9]{1,8}){0,4}$")
 
 log = logging.getLogger(__name__)
 
@@ -72,14 +68,6 @@ def missing_catalogs() -> list[Path]:
         if not mo.exists() or mo.stat().st_mtime < po.stat().st_mtime:
             stale.append(mo)
     return stale
-
-
-def supported(tag: object) -> str | None:
-    """Return the language of a locale tag ("tr-TR", "tr_TR", "TR") if the tool speaks it."""
-    if not isinstance(tag, str) or not _TAG.match(tag):
-        return None
-    language = re.split(r"[-_]", tag, maxsplit=1)[0].lower()
-    return language if language in LANGUAGES else None
 
 
 def remember_launch_locale(tag: object) -> None:

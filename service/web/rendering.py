@@ -9,7 +9,9 @@ English. The status words are service/web/labels.py's.
 from __future__ import annotations
 
 import functools
+import math
 from datetime import UTC, datetime
+from decimal import ROUND_HALF_UP, Decimal
 from typing import TYPE_CHECKING
 
 import markdown
@@ -30,6 +32,9 @@ CSS_CLASS = "highlight"  # service/web/static/pygments.css styles this class
 _EXTENSIONS = ["fenced_code", "codehilite", "tables", "sane_lists"]
 _CONFIG = {"codehilite": {"css_class": CSS_CLASS, "guess_lang": False}}
 _ENGLISH = Locale("en")
+# Moodle's grade display (its default: 2 decimals) and what it stores (decimal(10,5))
+_SHOWN = Decimal("0.01")
+_STORED = Decimal("0.00001")
 
 
 def init_app(app: Flask) -> None:
@@ -52,8 +57,24 @@ def locale() -> Locale:
 
 
 def points(value: float | None) -> str:
-    """Return points with at most two decimals, no useless zeros ("7.5", "7,5" in Turkish)."""
-    return "" if value is None else format_decimal(value, "0.##", locale=locale())
+    """Return points as the LMS shows them: rounded half up at its decimals, no useless
+    zeros ("7.5", "7,5" in Turkish; 3.125 reads "3.13", as Moodle shows it)."""
+    if value is None:
+        return ""
+    return format_decimal(lms_rounded(value), "0.##", locale=locale())
+
+
+def lms_rounded(value: float) -> Decimal:
+    """Round points as the LMS does: half up (away from zero) at its decimals.
+
+    Babel rounds half to even (3.125 to 3.12) while Moodle shows 3.13 (FINDINGS.md). The
+    half is decided on the number the LMS keeps: Moodle stores five decimals (3.12500), so
+    a float just below a half (2.675 is 2.67499999... in binary) is first rounded there.
+    """
+    if not math.isfinite(value):
+        return Decimal(repr(float(value)))
+    kept = Decimal(repr(float(value))).quantize(_STORED, ROUND_HALF_UP)
+    return kept.quantize(_SHOWN, ROUND_HALF_UP) + 0  # + 0: -0.00 reads 0
 
 
 def number(value: float | None) -> str:

@@ -20,6 +20,7 @@ from core.student_views import (
     AS_GRADED,
     StudentView,
     case_records,
+    score_comment,
     shown_case,
     stored_view,
     student_view,
@@ -285,3 +286,79 @@ def test_a_stored_verdict_without_cases_is_shown_as_stored():
     kept = replace(graded(MIXED, [ok(), ok(), ok(), ok()]), cases=None, duration_ms=99)
     view = student_view(kept, False)
     assert isinstance(view, StudentView) and view.cases == () and view.duration_ms == 99
+
+
+# ---- a score's comment: why it is what it is, as the LMS shows it (issue 29, point 5) ------
+
+FINITE = _run("scores around 1000 stay finite", hidden=True)
+SIX = (V1, V2, _run("v3"), _run("v4"), FINITE, _run("h5", hidden=True))
+
+
+def said(best, exercise=True, questions=(), late=0.0):
+    text = score_comment(best, exercise, list(questions), late)
+    return None if text is None else str(text)
+
+
+def test_a_comment_says_the_cases_the_failing_hidden_one_by_name_and_the_questions():
+    best = graded(SIX, [ok(), ok(), ok(), wrong(), ended(RunOutcome.TIMEOUT), ok()])
+    assert said(best, questions=[(1.0, 1.0), (2.0, 2.0), (0.5, 0.5)]) == (
+        "4 of 6 cases passed. Case 'v4' failed. "
+        "Hidden case 'scores around 1000 stay finite' failed. 3 of 3 questions right."
+    )
+
+
+@pytest.mark.parametrize("failing", FAILING)
+def test_a_hidden_case_is_named_and_nothing_more_however_it_failed(failing):
+    best = graded(MIXED, [ok(), ok(), failing, ok()])
+    record = [case for case in best.cases if case["name"] == "h1"][0]
+    text = said(best)
+    assert text == "3 of 4 cases passed. Hidden case 'h1' failed."
+    # what the case held and what the program did on it stay out, however the case failed
+    held = [record.get(key) for key in ("detail", "input", "expected", "got", "stdout", "stderr")]
+    assert [value for value in held if value and str(value).strip() in text] == []
+    assert str(record["duration_ms"]) not in text
+
+
+def test_plurals_follow_the_counts():
+    one = graded((V1,), [wrong()])
+    assert said(one, questions=[(0.0, 1.0)]) == (
+        "0 of 1 case passed. Case 'v1' failed. 0 of 1 question right."
+    )
+    answers = [(0.5, 1.0), (None, 1.0), (0.2, 1.0), (None, 2.0), (1.0, 1.0)]
+    assert said(graded((V1, V2), [ok(), ok()]), questions=answers) == (
+        "2 of 2 cases passed. 1 of 5 questions right. 2 questions partly right. "
+        "2 questions not answered."
+    )
+    assert said(None, exercise=False, questions=[(0.3, 1.0), (None, 1.0)]) == (
+        "0 of 2 questions right. 1 question partly right. 1 question not answered."
+    )
+
+
+def test_past_three_failing_cases_the_rest_are_counted():
+    cases = tuple(_run(f"c{i}") for i in range(6))
+    best = graded(cases, [wrong()] * 5 + [ok()])
+    assert said(best) == (
+        "1 of 6 cases passed. Case 'c0' failed. Case 'c1' failed. Case 'c2' failed. "
+        "2 more cases failed."
+    )
+    assert said(graded(cases, [wrong()] * 4 + [ok()] * 2)).endswith("1 more case failed.")
+
+
+def test_no_exercise_no_questions_no_submission_and_a_grader_failure():
+    assert said(None, exercise=False, questions=[(1.0, 1.0)]) == "1 of 1 question right."
+    assert said(graded((V1,), [ok()])) == "1 of 1 case passed."  # a lesson without questions
+    assert said(None, questions=[(1.0, 1.0)]) == "No code handed in yet. 1 of 1 question right."
+    failed = Stored(run_status="error", duration_ms=None, message=None, cases=None)
+    assert said(failed) == "The code could not be graded."
+    assert said(None, exercise=False) is None  # nothing to do, nothing to say
+
+
+def test_late_work_says_what_it_lost():
+    best = graded((V1,), [ok()])
+    assert said(best, late=0.25) == "1 of 1 case passed. Late work lost 25% of its points."
+
+
+def test_a_comment_is_a_text_that_reads_back():
+    best = graded(MIXED, [ok(), wrong(), wrong(), ok()])
+    text = score_comment(best, True, [(1.0, 1.0)], 0.0)
+    assert text is not None and from_json(to_json(text)) == text

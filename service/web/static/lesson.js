@@ -102,8 +102,12 @@
     box.append(verdict, explanation);
   }
 
+  // as the LMS shows points (service/web/rendering.py lms_rounded): half up at 2 decimals,
+  // decided on the 5 decimals Moodle stores (2.675 is 2.67499... as a float: it reads 2.68)
   function points(value) {
-    return new Intl.NumberFormat(LANG, { maximumFractionDigits: 2 }).format(value);
+    var stored = Math.round(Math.abs(value) * 1e5);
+    var shown = Math.sign(value) * Math.round(stored / 1e3) / 100;
+    return new Intl.NumberFormat(LANG, { maximumFractionDigits: 2 }).format(shown);
   }
 
   document.querySelectorAll("form.answer-form").forEach(function (form) {

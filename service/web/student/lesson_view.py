@@ -13,11 +13,20 @@ from typing import Any
 
 from core.lesson_scores import LessonScore
 from core.lessons import Lesson
+from core.messages import Text
 from core.placements import Closed, Policy, Reveal, StudentException
 from core.questions import ChoiceQuestion, MatchQuestion, Question
 from core.runs import RunStatus
 from core.student_views import StudentView, student_view
-from service.store import drafts, grades, policies, policy_exceptions, submissions, work
+from service.store import (
+    drafts,
+    grades,
+    policies,
+    policy_exceptions,
+    score_comments,
+    submissions,
+    work,
+)
 from service.store.models import Placement, QuestionAnswer, Submission, SubmissionStatus
 from service.web.student import actions
 
@@ -33,6 +42,7 @@ class LessonPage:
     answers: Mapping[str, QuestionAnswer]
     attempts: list[Submission]  # newest first
     score: LessonScore  # the teacher's to see while the placement holds it (not shown then)
+    comment: Text | None  # why the score is what it is: the LMS shows the same sentence
     attempts_used: int
     revealed: bool
     closed: Closed | None  # why the exercise takes no more submissions, if it does not
@@ -166,6 +176,7 @@ def lesson_page(asker: actions.Asker, placement_id: int) -> LessonPage:
         used = submissions.attempts_used(session, placement_id, user_id)
         score = grades.score(session, placement, lesson, user_id)
         found = policy_exceptions.get(session, placement_id, user_id)
+        comment = score_comments.comment(session, placement, lesson, user_id)
     exception = found.exception if found is not None else None
     policy = policies.policy_of(placement, exception)
     revealed = actions.reveals(asker, placement, used)
@@ -179,6 +190,7 @@ def lesson_page(asker: actions.Asker, placement_id: int) -> LessonPage:
         answers=answers,
         attempts=attempts,
         score=score,
+        comment=comment,
         attempts_used=used,
         revealed=revealed,
         closed=policy.closed(now, used, revealed),

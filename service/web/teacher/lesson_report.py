@@ -8,9 +8,19 @@ from dataclasses import dataclass
 
 from flask_babel import gettext as _
 
+from core.lesson_scores import LessonScore
 from core.lessons import Catalog, Lesson
+from core.messages import Text
 from core.runs import RunStatus
-from service.store import case_tallies, memberships, policy_exceptions, regrades, work
+from service.store import (
+    case_tallies,
+    grades,
+    memberships,
+    policy_exceptions,
+    regrades,
+    score_comments,
+    work,
+)
 from service.store.case_tallies import CaseTally
 from service.store.database import Store
 from service.store.models import Placement, QuestionAnswer, Submission, SubmissionStatus
@@ -115,6 +125,8 @@ class StudentWork:
     attempts: list[Attempt]
     answers: list[QuestionAnswer]
     exception: Set | None  # the student's exception to the placement's policy
+    score: LessonScore | None = None  # None: the lesson is no longer in the catalog
+    comment: Text | None = None  # why: the sentence the student and the LMS read too
 
     @property
     def with_cases(self) -> bool:
@@ -212,7 +224,13 @@ def student_work(
             return None
         answers = work.answers(session, placement.id, user_id)
         exception = policy_exceptions.get(session, placement.id, user_id)
-    lesson = catalog.lesson(placement.lesson_id)
+        lesson = catalog.lesson(placement.lesson_id)
+        score = comment = None
+        if lesson is not None:
+            score = grades.score(session, placement, lesson, user_id)
+            comment = score_comments.comment(session, placement, lesson, user_id)
     attempts = [Attempt(submission) for submission in done]
     name = user.name or user.sub
-    return StudentWork(placement, lesson, user_id, name, attempts, answers, exception)
+    return StudentWork(
+        placement, lesson, user_id, name, attempts, answers, exception, score, comment
+    )

@@ -6,7 +6,7 @@ from core.lesson_scores import LessonScore
 from core.syncs import Post, Take, Wait, decide
 from service.queue import SyncMessage
 from service.store import grades, outages, outbox
-from service.store.models import utcnow
+from service.store.models import User, utcnow
 from testkit.factories import add_student, place
 
 LINE_ITEM = "https://lms.example/courses/1/line_items/7"
@@ -74,3 +74,23 @@ def test_a_probe_taken_by_another_pair_gives_the_turn_back(store, catalog):
         assert outbox.enact(session, found, decision, now) is Take.PROBED
         held = grades.holds(session, placed.placement_id, placed.user_id)
     assert held.posting_until is None  # the pair's next sync may post
+
+
+def test_the_post_says_why_in_the_students_language(store, catalog):
+    """The one read words the score's comment for the post, in the language the student's
+    last launch gave (issue 29, point 5); none kept, English."""
+    now = utcnow().replace(microsecond=300_000)
+    placed = pending(store, now)
+    comments = []
+    for locale in ("tr-TR", None):
+        with store.session() as session:
+            session.get(User, placed.user_id).locale = locale
+        with store.session() as session:
+            found = outbox.look(session, catalog, placed.placement_id, placed.user_id, now)
+        decision = decide(found, True, now)
+        assert isinstance(decision, Post)
+        comments.append(decision.score_post.comment)
+    assert comments == [
+        "Henüz kod teslim etmedin. 3 sorudan 0 tanesi doğru. 3 soru cevaplanmadı.",
+        "No code handed in yet. 0 of 3 questions right. 3 questions not answered.",
+    ]

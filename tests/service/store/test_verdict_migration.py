@@ -97,7 +97,7 @@ def at(store, revision):
 
 
 def test_old_verdicts_read_back_as_they_were_shown(store):
-    placed = place(store)  # by today's models, before the schema goes back to 0010
+    placed = place(store)  # the rows of today's models, kept as later revisions come off
     at(store, "0010")
     base = graded(placed)
     with store.engine.begin() as connection:
@@ -135,7 +135,7 @@ def test_old_verdicts_read_back_as_they_were_shown(store):
 
 
 def test_a_downgrade_gives_the_columns_back(store):
-    placed = place(store)
+    placed = place(store)  # the rows of today's models, kept as later revisions come off
     at(store, "0010")
     row = {**graded(placed), **OLD[1]}
     with store.engine.begin() as connection:

@@ -48,6 +48,37 @@ def test_points_read_like_points(value, shown):
     assert points(value) == shown
 
 
+# issue 29, point 6: the LMS's rounding, half up at its 2 decimals (Moodle showed 3.13 for a
+# 3.125 the tool showed as 3.12, Babel rounding half to even), decided on the 5 decimals
+# Moodle stores: 2.675 is 2.67499999999999982236431605997495353221893310546875 as a float
+@pytest.mark.parametrize(
+    ("value", "english", "turkish"),
+    [
+        (3.125, "3.13", "3,13"),
+        (2.675, "2.68", "2,68"),
+        (0.125, "0.13", "0,13"),
+        (1.005, "1.01", "1,01"),
+        (2.674995, "2.68", "2,68"),  # Moodle keeps 2.67500, then shows 2.68
+        (2.674994, "2.67", "2,67"),
+        (-3.125, "-3.13", "-3,13"),  # half up is away from zero, as PHP's round()
+        (-0.001, "0", "0"),  # no "-0"
+        (0.0, "0", "0"),
+        (0, "0", "0"),
+        (1234.565, "1234.57", "1234,57"),
+        (None, "", ""),
+    ],
+)
+def test_points_round_half_up_as_the_lms_shows_them(app, value, english, turkish):
+    for language, expected in (("en-US,en", english), ("tr-TR,tr;q=0.9", turkish)):
+        with app.test_request_context(headers={"Accept-Language": language}):
+            assert points(value) == expected
+
+
+def test_points_that_are_no_number_do_not_break_a_page(app):
+    with app.test_request_context():
+        assert (points(float("inf")), points(float("nan"))) == ("∞", "NaN")
+
+
 MOMENT = datetime(2027, 1, 31, 23, 59, tzinfo=UTC)
 IN_ISTANBUL = datetime(2027, 2, 1, 2, 59, tzinfo=timezone(timedelta(hours=3)))  # the same
 
