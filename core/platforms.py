@@ -33,6 +33,7 @@ class ScorePost:
     resource_link_id: str = ""
     resource_id: str = ""  # the lesson id
     label: str = ""  # the lesson title
+    comment: str = ""
     canvas: bool = False  # add Canvas's submission extension
 
 

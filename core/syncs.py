@@ -63,6 +63,7 @@ class Due:
     lms_at: datetime | None  # the timestamp of the last post the LMS accepted
     posting_until: datetime | None  # another sync's turn to post ends then
     in_flight: bool  # a submission of the pair is queued or running
+    override_comment: str | None = None  # the teacher's, while an override stands
 
 
 @dataclass(frozen=True)
@@ -179,6 +180,9 @@ def decide(found: Found, can_post: bool, now: datetime) -> Decision:
         resource_link_id=due.resource_link_id,
         resource_id=due.lesson_id,
         label=due.label,
+        # the teacher's comment goes with their score; else the automatic one (issue 29,
+        # point 5: none yet), for a later automatic grade never replaces an override
+        comment=due.override_comment if due.override_comment is not None else "",
     )
     return Post(post, now + TURN, probe=due.outage is not None)
 

@@ -100,6 +100,8 @@ class AgsPoster:
             .set_timestamp(post.timestamp.isoformat(timespec="seconds"))
             .set_user_id(post.user_sub)
         )
+        if post.comment:  # AGS `comment`: Moodle and Canvas show it to the student
+            grade.set_comment(post.comment)
         if "instructure.com" in platform.issuer or post.canvas:
             grade.set_extra_claims(
                 {

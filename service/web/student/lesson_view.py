@@ -13,6 +13,7 @@ from typing import Any
 
 from core.lesson_scores import LessonScore
 from core.lessons import Lesson
+from core.overrides import Override
 from core.placements import Closed, Policy, Reveal
 from core.questions import ChoiceQuestion, MatchQuestion, Question
 from core.runs import RunStatus
@@ -32,6 +33,7 @@ class LessonPage:
     answers: Mapping[str, QuestionAnswer]
     attempts: list[Submission]  # newest first
     score: LessonScore
+    override: Override | None  # the teacher's, with its comment, while it stands
     attempts_used: int
     revealed: bool
     closed: Closed | None  # why the exercise takes no more submissions, if it does not
@@ -137,7 +139,7 @@ def lesson_page(asker: actions.Asker, placement_id: int) -> LessonPage:
         answers = {a.question_id: a for a in work.answers(session, placement_id, user_id)}
         attempts = work.submissions(session, placement_id, user_id)
         used = submissions.attempts_used(session, placement_id, user_id)
-        score = grades.score(session, placement, lesson, user_id)
+        scored = grades.scored(session, placement, lesson, user_id)
     policy = grades.policy_of(placement)
     revealed = actions.reveals(asker, placement, used)
     draft = drafts.load(store, placement_id, user_id)
@@ -148,7 +150,8 @@ def lesson_page(asker: actions.Asker, placement_id: int) -> LessonPage:
         policy=policy,
         answers=answers,
         attempts=attempts,
-        score=score,
+        score=scored.score,
+        override=scored.override,
         attempts_used=used,
         revealed=revealed,
         closed=policy.closed(now, used, revealed),

@@ -1,19 +1,21 @@
 """A placed lesson, for its teacher: scores as a histogram, the commonest first failing line
 (or with cases, each case's pass rate and the commonest first failing case), and one
-student's submissions in full."""
+student's submissions in full, with their score's override and its history."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from flask_babel import gettext as _
 
 from core.lessons import Catalog, Lesson
+from core.overrides import Scored
 from core.runs import RunStatus
-from service.store import case_tallies, memberships, regrades, work
+from service.store import case_tallies, grades, memberships, override_rows, regrades, work
 from service.store.case_tallies import CaseTally
 from service.store.database import Store
 from service.store.models import Placement, QuestionAnswer, Submission, SubmissionStatus
+from service.store.override_rows import Entry
 from service.store.regrades import Change, Progress
 from service.store.work import FailingLine
 from service.web.teacher import course_gradebook
@@ -109,9 +111,12 @@ class StudentWork:
 
     placement: Placement
     lesson: Lesson | None
+    user_id: int
     name: str
     attempts: list[Attempt]
     answers: list[QuestionAnswer]
+    scored: Scored | None = None  # None: the lesson is not in the catalog
+    history: list[Entry] = field(default_factory=list)  # the manual changes, newest first
 
     @property
     def with_cases(self) -> bool:
@@ -208,6 +213,9 @@ def student_work(
         if user is None or (not member and not done):
             return None
         answers = work.answers(session, placement.id, user_id)
-    lesson = catalog.lesson(placement.lesson_id)
+        lesson = catalog.lesson(placement.lesson_id)
+        scored = None if lesson is None else grades.scored(session, placement, lesson, user_id)
+        history = override_rows.history(session, placement.id, user_id)
     attempts = [Attempt(submission) for submission in done]
-    return StudentWork(placement, lesson, user.name or user.sub, attempts, answers)
+    name = user.name or user.sub
+    return StudentWork(placement, lesson, user_id, name, attempts, answers, scored, history)

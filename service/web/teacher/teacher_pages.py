@@ -1,4 +1,5 @@
-"""The teacher's pages: the course gradebook (and its CSV), a placement, a student's work.
+"""The teacher's pages: the course gradebook (and its CSV), a placement, a student's work
+and the override of their score.
 
 Every route checks that the signed-in user teaches the course; every form carries a CSRF
 token, and every link the signed session (see service.web.auth).
@@ -9,13 +10,15 @@ from __future__ import annotations
 from flask import Blueprint, Response, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 
+from core.lessons import Lesson
 from core.messages import say
+from core.overrides import MAX_COMMENT, Scored
 from service.store.models import Placement, utcnow
 from service.web import csrf, labels
 from service.web.auth import link_token, page_session
 from service.web.extensions import catalog, celery_app, follow, store
 from service.web.student.actions import Refused
-from service.web.teacher import course_gradebook, lesson_report, placement_settings
+from service.web.teacher import course_gradebook, lesson_report, overriding, placement_settings
 from service.web.teacher.access import course_teacher, placement_teacher
 
 bp = Blueprint("teacher", __name__, url_prefix="/teach")
@@ -81,12 +84,88 @@ def settings(placement_id: int) -> ResponseReturnValue:
 
 @bp.get("/placements/<int:placement_id>/students/<int:user_id>")
 def student(placement_id: int, user_id: int) -> str:
-    """Show one student's submissions (code, output, verdict) and answers on a placement."""
+    """Show one student's work on a placement (submissions, answers) and their score's override."""
     _user, found = placement_teacher(placement_id)
+    return _student_page(_work_of(found, user_id), {}, {})
+
+
+@bp.post("/placements/<int:placement_id>/students/<int:user_id>/override")
+def override(placement_id: int, user_id: int) -> ResponseReturnValue:
+    """Set the student's score (the lesson's, or the exercise's part) with a comment."""
+    teacher, found = placement_teacher(placement_id)
+    csrf.check(request.form.get(csrf.FIELD))
+    work = _work_of(found, user_id)
+    lesson, scored = _scored(work)
+    setting, errors = overriding.parse(request.form, scored)
+    if setting is None:
+        return _student_page(work, request.form.to_dict(), errors), 400
+    follow(
+        overriding.set_override(store(), found, lesson, user_id, teacher.user_id, setting, utcnow())
+    )
+    return _back_to_student(placement_id, user_id, "set")
+
+
+@bp.post("/placements/<int:placement_id>/students/<int:user_id>/override/remove")
+def remove_override(placement_id: int, user_id: int) -> ResponseReturnValue:
+    """Remove the override: the automatic score (the newest result) counts again."""
+    teacher, found = placement_teacher(placement_id)
+    csrf.check(request.form.get(csrf.FIELD))
+    lesson, _scored_now = _scored(_work_of(found, user_id))
+    follow(overriding.remove_override(store(), found, lesson, user_id, teacher.user_id, utcnow()))
+    return _back_to_student(placement_id, user_id, "removed", found.course_id)
+
+
+@bp.post("/placements/<int:placement_id>/students/<int:user_id>/override/keep")
+def keep_override(placement_id: int, user_id: int) -> ResponseReturnValue:
+    """Keep the override over the newer automatic result the teacher saw."""
+    teacher, found = placement_teacher(placement_id)
+    csrf.check(request.form.get(csrf.FIELD))
+    lesson, _scored_now = _scored(_work_of(found, user_id))
+    seen = request.form.get("seen", "")
+    overriding.keep_override(store(), found, lesson, user_id, teacher.user_id, seen, utcnow())
+    return _back_to_student(placement_id, user_id, "kept", found.course_id)
+
+
+def _work_of(found: Placement, user_id: int) -> lesson_report.StudentWork:
     work = lesson_report.student_work(store(), catalog(), found, user_id)
     if work is None:
         raise Refused(404, "unknown_student", say("This student is not in the course."))
-    return render_template("teacher/student.html", work=work, **page_session())
+    return work
+
+
+def _scored(work: lesson_report.StudentWork) -> tuple[Lesson, Scored]:
+    if work.lesson is None or work.scored is None:
+        raise Refused(
+            404,
+            "unknown_lesson",
+            say("This lesson is not in the catalog: its score stays as it is."),
+        )
+    return work.lesson, work.scored
+
+
+def _student_page(
+    work: lesson_report.StudentWork, form: dict[str, str], errors: dict[str, str]
+) -> str:
+    return render_template(
+        "teacher/student.html",
+        work=work,
+        form=form,
+        errors=errors,
+        done=request.args.get("done", ""),
+        max_comment=MAX_COMMENT,
+        **page_session(),
+    )
+
+
+def _back_to_student(
+    placement_id: int, user_id: int, done: str, course_id: int | None = None
+) -> ResponseReturnValue:
+    if course_id is not None and request.form.get("back") == "gradebook":  # the cell's buttons
+        return redirect(url_for("teacher.gradebook", course_id=course_id, s=link_token()), code=303)
+    target = url_for(
+        "teacher.student", placement_id=placement_id, user_id=user_id, s=link_token(), done=done
+    )
+    return redirect(f"{target}#override", code=303)
 
 
 def _placement_page(found: Placement, form: dict[str, str], errors: dict[str, str]) -> str:

@@ -28,6 +28,7 @@ TABLES = {
     "registration_tokens",
     "login_failures",
     "platform_outages",
+    "score_overrides",
     "alembic_version",
 }
 
