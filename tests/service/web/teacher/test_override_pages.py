@@ -87,8 +87,8 @@ def test_an_override_with_a_comment_stands_is_synced_and_kept_in_the_history(
 
     book = text_of(client.get(f"/teach/courses/{teacher.platform_id}").get_data(as_text=True))
     assert "7.5" in book and "set by a teacher" in book
-    rows = list(csv.reader(io.StringIO(client.get(
-        f"/teach/courses/{teacher.platform_id}/gradebook.csv").get_data(as_text=True))))  # fmt: skip
+    table = client.get(f"/teach/courses/{teacher.platform_id}/gradebook.csv")
+    rows = list(csv.reader(io.StringIO(table.get_data(as_text=True))))
     assert rows[0][-1] == "What is attention?: override"
     [mine] = [row for row in rows if row[2] == "7.5"]
     assert mine[-1] == "override"
