@@ -28,6 +28,8 @@ from service.web.student.actions import Refused
 # points as a teacher types them: "7", "7.5", "7,5" (a decimal comma, as Turkish writes it);
 # float() would take "nan", "1e3" and digits of any script
 _POINTS = re.compile(r"[0-9]{1,6}(?:[.,][0-9]{1,4})?")
+# the automatic points a page showed, as it wrote them in its form (six places, as scores keep)
+_SEEN = re.compile(r"[0-9]{1,9}(?:\.[0-9]{1,6})?")
 # what a comment may hold besides printable text: line breaks and tabs, nothing else
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
@@ -126,13 +128,13 @@ def keep_override(
     shows again.
     """
     raw = seen.strip()
-    if not _POINTS.fullmatch(raw):
+    if not _SEEN.fullmatch(raw):
         raise Refused(400, "bad_request", say("The form is incomplete: open the page again."))
     with store.session() as session:
         standing = _standing(grades.scored(session, placement, lesson, user_id))
         override_rows.record(
             session, placement.id, user_id, Change.KEPT, standing.part, standing.given,
-            standing.comment, float(raw.replace(",", ".")), teacher_id, now,
+            standing.comment, float(raw), teacher_id, now,
         )  # fmt: skip
 
 

@@ -124,7 +124,9 @@ def test_a_newer_automatic_result_never_replaces_the_override_the_teacher_choose
     assert "newer automatic result: 6" in text_of(book)
     assert "/override/keep" in book and "/override/remove" in book
 
-    kept = post(client, teacher, "/keep", seen="6", back="gradebook")
+    seen = re.search(r'name="seen" value="([^"]+)"', book).group(1)
+    assert float(seen) == 6.0
+    kept = post(client, teacher, "/keep", seen=seen, back="gradebook")
     assert (
         kept.status_code == 303
         and f"/teach/courses/{teacher.platform_id}" in kept.headers["Location"]
@@ -206,11 +208,13 @@ def test_overrides_need_the_form_token_and_a_teacher_of_the_course(client, store
     assert post(client, teacher, "/keep", seen="6").status_code == 409
     assert post(client, teacher, part="lesson", given="5").status_code == 303
     assert post(client, teacher, "/keep", seen="six").status_code == 400
+    assert post(client, teacher, "/keep", seen="nan").status_code == 400
+    assert post(client, teacher, "/keep", seen="1.666667").status_code == 303  # a third of 5
     sign_in(client, teacher.user_id, placements=[teacher.placement_id])  # the student
     token = form_token(client.get(f"/lessons/{teacher.placement_id}").get_data(as_text=True))
     answer = client.post(url, data={"csrf": token, "part": "lesson", "given": "8"})
     assert answer.status_code == 403
-    assert overrides_kept(client.application) == 1
+    assert overrides_kept(client.application) == 2
     assert score_of(client.application, teacher).given == 5.0
 
 
