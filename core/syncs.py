@@ -69,6 +69,7 @@ class Due:
     in_flight: bool  # a submission of the pair is queued or running
     held: bool = False  # the placement holds its scores until they are released
     comment: str = ""  # why the score is what it is, in the student's language
+    override_comment: str | None = None  # the teacher's, while an override stands
 
 
 @dataclass(frozen=True)
@@ -191,7 +192,9 @@ def decide(found: Found, can_post: bool, now: datetime) -> Decision:
         resource_link_id=due.resource_link_id,
         resource_id=due.lesson_id,
         label=due.label,
-        comment=due.comment,
+        # the teacher's comment goes with their score, else the automatic one: a later
+        # automatic grade never replaces an override, nor its words
+        comment=due.override_comment if due.override_comment is not None else due.comment,
     )
     return Post(post, now + TURN, probe=due.outage is not None)
 

@@ -1,7 +1,7 @@
 """The gradebook's reads: every student's work and latest grade sync on a course's placements.
 
 A handful of queries for the whole course, not two per cell; score_of() adds the points up
-exactly as grades.score() does for one student (a test holds them to the same numbers).
+exactly as grades.scored() does for one student (a test holds them to the same numbers).
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from datetime import datetime
 from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session
 
-from core.lesson_scores import LessonScore, lesson_score
+from core.lesson_scores import LessonScore
 from core.lessons import Lesson
+from core.overrides import Override, Scored, scored
 from service.store import policies
 from service.store.models import (
     Grade,
@@ -159,9 +160,9 @@ def syncs(session: Session, placement_ids: list[int]) -> dict[Pair, SyncState]:
     }
 
 
-def score_of(lesson: Lesson, done: Work) -> LessonScore:
-    """Add up a student's lesson score from their work, as grades.score() does."""
+def score_of(lesson: Lesson, done: Work, override: Override | None = None) -> Scored:
+    """Add up a student's lesson score from their work, as grades.scored() does."""
     question_points = [(done.answers.get(q.id, 0.0), q.points) for q in lesson.questions]
     if lesson.exercise is None:
-        return lesson_score(question_points, 0.0, None)
-    return lesson_score(question_points, lesson.exercise.points, done.best)
+        return scored(question_points, None, None, override)
+    return scored(question_points, lesson.exercise.points, done.best, override)

@@ -20,12 +20,15 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session
 
-from core.lesson_scores import LessonScore, lesson_score
+from core import overrides
+from core.lesson_scores import LessonScore
 from core.lessons import Lesson
+from core.overrides import Scored
 from core.syncs import NO_LINE_ITEM, Due
 from core.syncs import missing_lesson as missing_lesson
 from core.syncs import reaches_lms as reaches_lms
 from service.queue import SyncMessage
+from service.store import override_rows
 from service.store.database import changed
 from service.store.models import (
     Course,
@@ -264,7 +267,13 @@ def end_turn(
 
 
 def score(session: Session, placement: Placement, lesson: Lesson, user_id: int) -> LessonScore:
-    """Compute the user's lesson score: questions as answered, plus the best exercise result.
+    """Compute the user's lesson score: the teacher's override while one stands, else the
+    questions as answered plus the best exercise result (see scored)."""
+    return scored(session, placement, lesson, user_id).score
+
+
+def scored(session: Session, placement: Placement, lesson: Lesson, user_id: int) -> Scored:
+    """Compute the user's automatic lesson score, and put the override that stands beside it.
 
     Late work loses the placement's late penalty, item by item (nothing if the user's
     exception waives it).
@@ -282,17 +291,18 @@ def late_penalty(session: Session | Connection, placement_id: int, user_id: int)
 
 def _score(
     session: Session | Connection, placement_id: int, penalty: float, lesson: Lesson, user_id: int
-) -> LessonScore:
+) -> Scored:
     pair = {"placement": placement_id, "user": user_id}
     answers = {
         question_id: earned * (1 - penalty if late else 1)
         for question_id, earned, late in session.execute(_ANSWERS, pair)
     }
     question_points = [(answers.get(q.id, 0.0), q.points) for q in lesson.questions]
+    override = override_rows.standing(session, placement_id, user_id)
     if lesson.exercise is None:
-        return lesson_score(question_points, 0.0, None)
+        return overrides.scored(question_points, None, None, override)
     fraction = session.scalar(_BEST, {**pair, "late_factor": 1 - penalty})
-    return lesson_score(question_points, lesson.exercise.points, fraction)
+    return overrides.scored(question_points, lesson.exercise.points, fraction, override)
 
 
 def keep(
@@ -309,7 +319,7 @@ def keep(
     penalty, waits = found if found is not None else (0.0, False)
     if waits:
         return False
-    score = _score(connection, placement_id, float(penalty), lesson, user_id)
+    score = _score(connection, placement_id, float(penalty), lesson, user_id).score
     save_grade(connection, placement_id, user_id, score, now)
     pair = {"placement": placement_id, "user": user_id, "now": now}
     changed(connection, _NEW_SYNC, {**pair, "sync_status": SyncStatus.PENDING})

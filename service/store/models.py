@@ -443,3 +443,24 @@ class RegradeScore(Base):
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
     old_given: Mapped[float] = mapped_column(Float)
     old_maximum: Mapped[float] = mapped_column(Float)
+
+
+class ScoreOverride(Base):
+    """A teacher's manual change of a student's score on a placement: the whole history.
+
+    The pair's newest row says what stands: an override (`set`, `kept`) or the automatic
+    score (`removed`). Rows are only ever added, so who changed what, and when, stays.
+    """
+
+    __tablename__ = "score_overrides"
+    __table_args__ = (Index(None, "placement_id", "user_id", "id"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    placement_id: Mapped[int] = mapped_column(ForeignKey("placements.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    change: Mapped[str] = mapped_column(String(16))  # core.overrides.Change
+    part: Mapped[str] = mapped_column(String(16))  # core.overrides.Part
+    given: Mapped[float | None] = mapped_column(Float)  # None once removed
+    comment: Mapped[str] = mapped_column(Text, default="")
+    automatic: Mapped[float] = mapped_column(Float)  # the part's automatic points then
+    set_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    set_at: Mapped[datetime] = mapped_column(default=utcnow)

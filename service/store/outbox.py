@@ -63,11 +63,13 @@ def look(
     lesson = catalog.lesson(placement.lesson_id)
     held = grades.holds(session, placement_id, user_id)
     said = None if lesson is None else score_comments.comment(session, placement, lesson, user_id)
+    scored = None if lesson is None else grades.scored(session, placement, lesson, user_id)
     due = Due(
         awaits_review=grades.awaits_review(session, placement_id, user_id),
         held=placement.holds_scores,
         lesson_id=placement.lesson_id,
-        score=None if lesson is None else grades.score(session, placement, lesson, user_id),
+        score=None if scored is None else scored.score,
+        override_comment=scored.override.comment if scored and scored.override else None,
         label=placement.title or (lesson.title if lesson is not None else ""),
         user_sub=pending.user_sub,
         line_item_url=placement.line_item_url,

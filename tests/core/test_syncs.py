@@ -193,3 +193,17 @@ def test_the_answer_of_the_lms(answer, attempts, expected):
     if isinstance(expected, Accepted):
         expected = replace(expected, score_post=post.score_post)
     assert outcome == expected
+
+
+@pytest.mark.parametrize(
+    ("override_comment", "sent"),
+    [
+        ("Well argued; one typo.", "Well argued; one typo."),  # the teacher's, with their score
+        ("", ""),  # an override without a comment sends none, not the automatic one
+        (None, ""),  # no override: the automatic comment (issue 29, point 5; none yet)
+    ],
+)
+def test_a_post_carries_the_overrides_comment(override_comment, sent):
+    decided = decide(found(override_comment=override_comment), True, NOW)
+    assert isinstance(decided, Post)
+    assert decided.score_post.comment == sent

@@ -98,6 +98,27 @@ def test_gradebook_shows_latest_scores_and_every_score_received(
     assert page.count("no score") == 3  # Berna, Can and the teacher
 
 
+def test_gradebook_shows_a_scores_comment_as_moodle_shows_feedback(
+    demo: DemoServer, registered: Tool
+) -> None:
+    link = demo.platform.add_link(registered.client_id, "Attention", score_maximum=8)
+    [item] = demo.platform.lineitems_of(link)
+    base = {"activityProgress": "Completed", "gradingProgress": "FullyGraded", "scoreMaximum": 8}
+    said = {**base, "scoreGiven": 6.5, "comment": "Good <reasoning>; one slip."}
+    demo.platform.records.add_score(
+        item.id, "demo-ali", {**said, "timestamp": "2026-05-01T10:00:00+00:00"}
+    )
+    page = demo.app.test_client().get("/demo/gradebook").get_data(as_text=True)
+    feedback = re.findall(r'<div class="feedback">(.*?)</div>', page)
+    assert feedback == ['<span class="muted">Feedback:</span> Good &lt;reasoning&gt;; one slip.']
+    # a later score without a comment leaves the cell without one
+    demo.platform.records.add_score(
+        item.id, "demo-ali", {**base, "scoreGiven": 8, "timestamp": "2026-05-01T10:00:01+00:00"}
+    )
+    page = demo.app.test_client().get("/demo/gradebook").get_data(as_text=True)
+    assert 'class="feedback"' not in page
+
+
 def test_registration_form_frames_the_tool_with_a_token(demo: DemoServer, tool: FakeTool) -> None:
     page = demo.app.test_client().post(
         "/demo/tools/register", data={"register_url": tool.register_url}

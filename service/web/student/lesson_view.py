@@ -14,6 +14,7 @@ from typing import Any
 from core.lesson_scores import LessonScore
 from core.lessons import Lesson
 from core.messages import Text
+from core.overrides import Override
 from core.placements import Closed, Policy, Reveal, StudentException
 from core.questions import ChoiceQuestion, MatchQuestion, Question
 from core.runs import RunStatus
@@ -43,6 +44,7 @@ class LessonPage:
     attempts: list[Submission]  # newest first
     score: LessonScore  # the teacher's to see while the placement holds it (not shown then)
     comment: Text | None  # why the score is what it is: the LMS shows the same sentence
+    override: Override | None  # the teacher's, with its comment, while it stands
     attempts_used: int
     revealed: bool
     closed: Closed | None  # why the exercise takes no more submissions, if it does not
@@ -174,7 +176,7 @@ def lesson_page(asker: actions.Asker, placement_id: int) -> LessonPage:
         answers = {a.question_id: a for a in work.answers(session, placement_id, user_id)}
         attempts = work.submissions(session, placement_id, user_id)
         used = submissions.attempts_used(session, placement_id, user_id)
-        score = grades.score(session, placement, lesson, user_id)
+        scored = grades.scored(session, placement, lesson, user_id)
         found = policy_exceptions.get(session, placement_id, user_id)
         comment = score_comments.comment(session, placement, lesson, user_id)
     exception = found.exception if found is not None else None
@@ -189,8 +191,9 @@ def lesson_page(asker: actions.Asker, placement_id: int) -> LessonPage:
         exception=exception,
         answers=answers,
         attempts=attempts,
-        score=score,
+        score=scored.score,
         comment=comment,
+        override=scored.override,
         attempts_used=used,
         revealed=revealed,
         closed=policy.closed(now, used, revealed),

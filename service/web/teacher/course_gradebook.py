@@ -20,6 +20,7 @@ from flask_babel import gettext as _
 from core.lesson_scores import LessonScore
 from core.lessons import Catalog
 from core.messages import N_
+from core.overrides import Scored
 from core.placements import StudentException
 from service.lti.roster import ask_for_read
 from service.queue import SyncMessage
@@ -28,12 +29,13 @@ from service.store import (
     gradebook,
     grades,
     memberships,
+    override_rows,
     placement_rows,
     policy_exceptions,
     roster_reads,
 )
 from service.store.database import Store
-from service.store.gradebook import SyncState
+from service.store.gradebook import SyncState, Work
 from service.store.models import User
 from service.web.rendering import points
 
@@ -42,6 +44,7 @@ NO_ROSTER = N_(
     "are listed."
 )
 READING = N_("The roster is being refreshed from the LMS; reload in a moment.")
+OVERRIDE = "override"  # a CSV cell's mark of a score the teacher set
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 # a spreadsheet that splits on another separator (";" in Turkish or German Excel, a tab, a
 # pipe) starts a new cell after it: a formula may begin there too
@@ -68,6 +71,12 @@ class Cell:
     last_at: datetime | None
     sync: SyncState | None  # None: nothing was ever sent for this pair
     exception: StudentException | None = None  # the student's, on this placement
+    scored: Scored | None = None  # the automatic score and the override, once there is work
+
+    @property
+    def overridden(self) -> bool:
+        """Return whether the teacher's override stands on this score."""
+        return self.scored is not None and self.scored.override is not None
 
 
 @dataclass(frozen=True)
@@ -136,6 +145,7 @@ def build(
         work = gradebook.work(session, ids)
         syncs = gradebook.syncs(session, ids)
         exceptions = policy_exceptions.of_placements(session, ids)
+        standing = override_rows.standing_on(session, ids)
         members: list[tuple[User, bool]] = memberships.students(session, course_id)
         known = {user.id for user, _ in members}
         # work by someone the roster does not list (yet): show it rather than hide it
@@ -155,15 +165,22 @@ def build(
     for user, active in members:
         cells = []
         for placement, lesson in zip(placements, lessons, strict=True):
-            done = work.get((placement.id, user.id))
-            score = gradebook.score_of(lesson, done) if done and lesson else None
+            pair = (placement.id, user.id)
+            done, override = work.get(pair), standing.get(pair)
+            # an override stands on a student who did nothing yet too (work on paper)
+            scored = (
+                gradebook.score_of(lesson, done or Work(), override)
+                if lesson is not None and (done or override)
+                else None
+            )
             cells.append(
                 Cell(
-                    score=score,
+                    score=scored.score if scored else None,
                     attempts=done.attempts if done else 0,
                     last_at=done.last_at if done else None,
-                    sync=syncs.get((placement.id, user.id)),
-                    exception=exceptions.get((placement.id, user.id)),
+                    sync=syncs.get(pair),
+                    exception=exceptions.get(pair),
+                    scored=scored,
                 )
             )
         rows.append(Row(user.id, user.name or user.sub, user.email, active, cells))
@@ -189,7 +206,8 @@ def as_csv(book: Gradebook) -> str:
     """Return the gradebook as CSV: a row per student, a score column per placed lesson.
 
     The header is in the viewer's language; the cells stay machine-readable whatever it is
-    (scores with a decimal point, sync states as their stored names), the columns' order too.
+    (scores with a decimal point, sync states as their stored names, "override" where the
+    teacher's score stands), the columns' order too.
     """
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n")
@@ -199,12 +217,15 @@ def as_csv(book: Gradebook) -> str:
             _("%(lesson)s (out of %(points)s)", lesson=column.title, points=points(column.points)),
             _("%(lesson)s: LMS", lesson=column.title),
         ]
+    # after every other column, so that each keeps its place in a sheet made before overrides
+    header += [_("%(lesson)s: override", lesson=column.title) for column in book.columns]
     writer.writerow([_cell(value) for value in header])
     for row in book.rows:
         values = [row.name, row.email]
         for cell in row.cells:
             values.append(_plain(cell.score.given) if cell.score else "")
             values.append(cell.sync.status if cell.sync else "")
+        values += [OVERRIDE if cell.overridden else "" for cell in row.cells]
         writer.writerow([_cell(value) for value in values])
     return out.getvalue()
 

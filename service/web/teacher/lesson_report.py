@@ -1,21 +1,22 @@
 """A placed lesson, for its teacher: scores as a histogram, the commonest first failing line
 (or with cases, each case's pass rate and the commonest first failing case), and one
-student's submissions in full."""
+student's submissions in full, with their score's override and its history."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from flask_babel import gettext as _
 
-from core.lesson_scores import LessonScore
 from core.lessons import Catalog, Lesson
 from core.messages import Text
+from core.overrides import Scored
 from core.runs import RunStatus
 from service.store import (
     case_tallies,
     grades,
     memberships,
+    override_rows,
     policy_exceptions,
     regrades,
     score_comments,
@@ -24,6 +25,7 @@ from service.store import (
 from service.store.case_tallies import CaseTally
 from service.store.database import Store
 from service.store.models import Placement, QuestionAnswer, Submission, SubmissionStatus
+from service.store.override_rows import Entry
 from service.store.policy_exceptions import Set
 from service.store.regrades import Change, Progress
 from service.store.work import FailingLine
@@ -125,8 +127,9 @@ class StudentWork:
     attempts: list[Attempt]
     answers: list[QuestionAnswer]
     exception: Set | None  # the student's exception to the placement's policy
-    score: LessonScore | None = None  # None: the lesson is no longer in the catalog
+    scored: Scored | None = None  # None: the lesson is not in the catalog
     comment: Text | None = None  # why: the sentence the student and the LMS read too
+    history: list[Entry] = field(default_factory=list)  # the manual changes, newest first
 
     @property
     def with_cases(self) -> bool:
@@ -225,12 +228,13 @@ def student_work(
         answers = work.answers(session, placement.id, user_id)
         exception = policy_exceptions.get(session, placement.id, user_id)
         lesson = catalog.lesson(placement.lesson_id)
-        score = comment = None
+        scored = comment = None
         if lesson is not None:
-            score = grades.score(session, placement, lesson, user_id)
+            scored = grades.scored(session, placement, lesson, user_id)
             comment = score_comments.comment(session, placement, lesson, user_id)
+        history = override_rows.history(session, placement.id, user_id)
     attempts = [Attempt(submission) for submission in done]
     name = user.name or user.sub
     return StudentWork(
-        placement, lesson, user_id, name, attempts, answers, exception, score, comment
+        placement, lesson, user_id, name, attempts, answers, exception, scored, comment, history
     )

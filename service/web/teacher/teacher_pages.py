@@ -1,4 +1,5 @@
-"""The teacher's pages: the course gradebook (and its CSV), a placement, a student's work.
+"""The teacher's pages: the course gradebook (and its CSV), a placement, a student's work
+and the override of their score.
 
 Every route checks that the signed-in user teaches the course; every form carries a CSRF
 token, and every link the signed session (see service.web.auth).
@@ -11,7 +12,9 @@ from typing import Any
 from flask import Blueprint, Response, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 
+from core.lessons import Lesson
 from core.messages import say
+from core.overrides import MAX_COMMENT, Scored
 from service.queue import SyncMessage
 from service.store import placement_rows, policies, releases
 from service.store.models import Placement, utcnow
@@ -19,7 +22,13 @@ from service.web import csrf, labels
 from service.web.auth import link_token, page_session
 from service.web.extensions import catalog, celery_app, follow, store
 from service.web.student.actions import Refused
-from service.web.teacher import course_gradebook, exception_form, lesson_report, placement_settings
+from service.web.teacher import (
+    course_gradebook,
+    exception_form,
+    lesson_report,
+    overriding,
+    placement_settings,
+)
 from service.web.teacher.access import course_teacher, placement_teacher
 
 bp = Blueprint("teacher", __name__, url_prefix="/teach")
@@ -114,9 +123,9 @@ def release(placement_id: int) -> ResponseReturnValue:
 
 @bp.get("/placements/<int:placement_id>/students/<int:user_id>")
 def student(placement_id: int, user_id: int) -> str:
-    """Show one student's submissions (code, output, verdict) and answers on a placement."""
+    """Show one student's work on a placement (submissions, answers) and their score's override."""
     _user, found = placement_teacher(placement_id)
-    work = _student_work(found, user_id)
+    work = _work_of(found, user_id)
     return _student_page(work, exception_form.form_of(work.exception), {})
 
 
@@ -125,7 +134,7 @@ def student_exception(placement_id: int, user_id: int) -> ResponseReturnValue:
     """Set, or remove, one student's exception to the placement's policy."""
     teacher, found = placement_teacher(placement_id)
     csrf.check(request.form.get(csrf.FIELD))
-    work = _student_work(found, user_id)
+    work = _work_of(found, user_id)
     exception = None
     if request.form.get("remove") != "1":
         exception, errors = exception_form.parse(request.form, policies.policy_of(found, None))
@@ -138,11 +147,58 @@ def student_exception(placement_id: int, user_id: int) -> ResponseReturnValue:
     return redirect(f"{target}#exception", code=303)
 
 
-def _student_work(found: Placement, user_id: int) -> lesson_report.StudentWork:
+@bp.post("/placements/<int:placement_id>/students/<int:user_id>/override")
+def override(placement_id: int, user_id: int) -> ResponseReturnValue:
+    """Set the student's score (the lesson's, or the exercise's part) with a comment."""
+    teacher, found = placement_teacher(placement_id)
+    csrf.check(request.form.get(csrf.FIELD))
+    work = _work_of(found, user_id)
+    lesson, scored = _scored(work)
+    setting, errors = overriding.parse(request.form, scored)
+    if setting is None:
+        return _student_page(work, request.form.to_dict(), errors), 400
+    follow(
+        overriding.set_override(store(), found, lesson, user_id, teacher.user_id, setting, utcnow())
+    )
+    return _back_to_student(placement_id, user_id, "set")
+
+
+@bp.post("/placements/<int:placement_id>/students/<int:user_id>/override/remove")
+def remove_override(placement_id: int, user_id: int) -> ResponseReturnValue:
+    """Remove the override: the automatic score (the newest result) counts again."""
+    teacher, found = placement_teacher(placement_id)
+    csrf.check(request.form.get(csrf.FIELD))
+    lesson, _scored_now = _scored(_work_of(found, user_id))
+    follow(overriding.remove_override(store(), found, lesson, user_id, teacher.user_id, utcnow()))
+    return _back_to_student(placement_id, user_id, "removed", found.course_id)
+
+
+@bp.post("/placements/<int:placement_id>/students/<int:user_id>/override/keep")
+def keep_override(placement_id: int, user_id: int) -> ResponseReturnValue:
+    """Keep the override over the newer automatic result the teacher saw."""
+    teacher, found = placement_teacher(placement_id)
+    csrf.check(request.form.get(csrf.FIELD))
+    lesson, _scored_now = _scored(_work_of(found, user_id))
+    seen = request.form.get("seen", "")
+    overriding.keep_override(store(), found, lesson, user_id, teacher.user_id, seen, utcnow())
+    return _back_to_student(placement_id, user_id, "kept", found.course_id)
+
+
+def _work_of(found: Placement, user_id: int) -> lesson_report.StudentWork:
     work = lesson_report.student_work(store(), catalog(), found, user_id)
     if work is None:
         raise Refused(404, "unknown_student", say("This student is not in the course."))
     return work
+
+
+def _scored(work: lesson_report.StudentWork) -> tuple[Lesson, Scored]:
+    if work.lesson is None or work.scored is None:
+        raise Refused(
+            404,
+            "unknown_lesson",
+            say("This lesson is not in the catalog: its score stays as it is."),
+        )
+    return work.lesson, work.scored
 
 
 def _student_page(
@@ -155,6 +211,8 @@ def _student_page(
         form=form,
         errors=errors,
         saved=request.args.get("saved") == "1",
+        done=request.args.get("done", ""),
+        max_comment=MAX_COMMENT,
         **page_session(),
     )
 
@@ -171,6 +229,17 @@ def _gradebook_page(course_id: int, form: dict[str, str], errors: dict[str, str]
         errors=errors,
         **page_session(),
     )
+
+
+def _back_to_student(
+    placement_id: int, user_id: int, done: str, course_id: int | None = None
+) -> ResponseReturnValue:
+    if course_id is not None and request.form.get("back") == "gradebook":  # the cell's buttons
+        return redirect(url_for("teacher.gradebook", course_id=course_id, s=link_token()), code=303)
+    target = url_for(
+        "teacher.student", placement_id=placement_id, user_id=user_id, s=link_token(), done=done
+    )
+    return redirect(f"{target}#override", code=303)
 
 
 def _placement_page(found: Placement, form: dict[str, str], errors: dict[str, str]) -> str:

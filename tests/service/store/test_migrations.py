@@ -29,6 +29,7 @@ TABLES = {
     "login_failures",
     "platform_outages",
     "policy_exceptions",
+    "score_overrides",
     "alembic_version",
 }
 

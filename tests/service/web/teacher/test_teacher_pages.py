@@ -89,6 +89,9 @@ def routes(course):
         ("get", f"/teach/placements/{placement_id}/students/{student_id}"),
         ("post", f"/teach/placements/{placement_id}/students/{student_id}/exception"),
         ("post", f"/teach/courses/{course_id}/exceptions"),
+        ("post", f"/teach/placements/{placement_id}/students/{student_id}/override"),
+        ("post", f"/teach/placements/{placement_id}/students/{student_id}/override/remove"),
+        ("post", f"/teach/placements/{placement_id}/students/{student_id}/override/keep"),
         ("get", f"/teach/placements/{placement_id}/regrade"),
         ("get", f"/teach/placements/{placement_id}/regrade.json"),
         ("post", f"/teach/placements/{placement_id}/regrade"),
@@ -166,10 +169,11 @@ def test_csv_export_has_every_student_and_defuses_formulas(client, store, teache
         "Email",
         "What is attention? (out of 8)",
         "What is attention?: LMS",
+        "What is attention?: override",
     ]
     # no line item: the grade was kept, its sync skipped, as it was saved
-    assert ['\'=HYPERLINK("http://evil")', "'+1@x", "6", "skipped"] in rows
-    assert ["Berna", "", "", ""] in rows
+    assert ['\'=HYPERLINK("http://evil")', "'+1@x", "6", "skipped", ""] in rows
+    assert ["Berna", "", "", "", ""] in rows
 
 
 def test_csv_header_follows_the_viewer_and_its_cells_stay_machine_readable(client, store, teacher):
@@ -182,8 +186,9 @@ def test_csv_header_follows_the_viewer_and_its_cells_stay_machine_readable(clien
         "E-posta",
         "What is attention? (8 üzerinden)",
         "What is attention?: LMS",
+        "What is attention?: elle verilen puan",
     ]
-    assert [row[2:] for row in rows[1:] if row[2]] == [["6", "skipped"]]  # the columns' order
+    assert [row[2:] for row in rows[1:] if row[2]] == [["6", "skipped", ""]]  # the columns' order
 
 
 @pytest.mark.parametrize(
