@@ -51,7 +51,7 @@ def scores(store, catalog, placed, user_id):
         one = grades.score(session, placement, lesson, user_id)
         book = gradebook.score_of(
             lesson, gradebook.work(session, [placement.id])[(placement.id, user_id)]
-        )
+        ).score
     with store.transaction() as connection:
         assert grades.keep(connection, placed.placement_id, user_id, lesson, NOW)
     with store.session() as session:
