@@ -28,6 +28,7 @@ TABLES = {
     "registration_tokens",
     "login_failures",
     "platform_outages",
+    "line_item_reads",
     "alembic_version",
 }
 
