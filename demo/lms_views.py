@@ -133,7 +133,7 @@ def register_views(bp: Blueprint, platform: DemoPlatform) -> None:
 
     @bp.get("/courses/<course_id>/lineitems/<int:item_id>/results")
     def results(course_id: str, item_id: int) -> Response:
-        if failed := knob("ags"):
+        if failed := knob("results"):
             return failed
         access = tokens.check(platform, request.headers.get("Authorization"), (RESULT_READONLY,))
         item = lms_ags.find(platform, access, course_id, item_id)

@@ -245,7 +245,7 @@ class DemoPlatform:
         delay_s: float = 5.0,
         status: int = 500,
     ) -> None:
-        """Make the next `times` requests to 'token', 'ags' or 'nrps' fail (`status`) or hang."""
+        """Make the next `times` requests to 'token', 'ags', 'results' or 'nrps' fail or hang."""
         self.knobs.fail(target, times, mode, delay_s, status)
 
     def down_for(self, seconds: float, status: int = 502) -> None:
