@@ -89,10 +89,14 @@ class ResultsService(AssignmentsGradesService):
 def ask_for_reads(store: Store, celery_app: Celery, placement_ids: list[int], now: datetime) -> int:
     """Have each placement's results read in the background if stale; return how many asked.
 
-    However many pages ask at once, one read is sent per line item in ASK_EVERY.
+    However many pages ask at once, one read is sent per line item in ASK_EVERY; a page that
+    finds every read fresh writes nothing.
     """
+    with store.reading() as session:
+        found = result_reads.states(session, placement_ids)
+    due = [pid for pid, state in found.items() if state.due(now, MAX_AGE, ASK_EVERY)]
     asked = 0
-    for placement_id in placement_ids:
+    for placement_id in sorted(due):
         if not result_reads.ask(store, placement_id, now, MAX_AGE, ASK_EVERY):
             continue
         if send_results_read(celery_app, ResultsMessage(placement_id)):

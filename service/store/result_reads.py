@@ -34,6 +34,15 @@ class ResultsState:
     read_at: datetime | None
     error: Any  # why the last read failed (core.messages JSON); None once one succeeds
 
+    def due(self, now: datetime, max_age: timedelta, every: timedelta) -> bool:
+        """Return whether a read may be asked for now: there is a line item, its last read
+        is older than `max_age`, and none was asked for within `every` (ask() decides)."""
+        return (
+            self.offered
+            and (self.read_at is None or self.read_at <= now - max_age)
+            and (self.requested_at is None or self.requested_at <= now - every)
+        )
+
     @property
     def problem(self) -> Text | None:
         """Return why the last read failed, to be worded for the reader; None if it did not."""

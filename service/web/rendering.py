@@ -95,7 +95,9 @@ def ago(moment: datetime | None, now: datetime | None = None) -> str:
         return ""
     at = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
     since = (now or datetime.now(UTC)) - at
-    return str(format_timedelta(-max(since, timedelta(0)), add_direction=True, locale=locale()))
+    # babel words no time at all as the future ("in 0 seconds"): a second is the least said
+    past = -max(since, timedelta(seconds=1))
+    return str(format_timedelta(past, add_direction=True, locale=locale()))
 
 
 def blank_parts(template: str) -> tuple[str, str]:

@@ -91,11 +91,6 @@ class Gradebook:
     roster_note: str | None = None  # why the roster may be incomplete or stale
 
     @property
-    def failed_syncs(self) -> int:
-        """Return how many cells' newest sync failed for good."""
-        return sum(1 for r in self.rows for c in r.cells if c.sync and c.sync.failed)
-
-    @property
     def to_resend(self) -> int:
         """Return how many cells' scores the teacher may resend: failed, or lost by the LMS."""
         return sum(1 for r in self.rows for c in r.cells if c.sync and c.sync.resendable)
