@@ -1,7 +1,8 @@
 // The teacher's pages. The regrade page: follow the regrade's progress, then show its old and
 // new scores. The gradebook and a lesson's page: while the LMS's results are being read,
-// reload once the read is done, so the page shows what the LMS holds. Without this script
-// the pages still work; reload them to see the progress.
+// say when the read is done and offer the page again, never reloading it under the teacher
+// (a lesson's page holds the settings form). Without this script the pages still work;
+// reload them to see the progress.
 (function () {
   "use strict";
   var box = document.querySelector("[data-progress-url]");
@@ -67,8 +68,9 @@
       var state = await response.json();
       if (state.reading.length === 0) {
         clearInterval(timer);
-        window.CodeBlanksSession.link(window.location.href).then(function (url) {
-          window.location.replace(url);
+        document.querySelectorAll("[data-results-pending]").forEach(function (status) {
+          status.querySelector("span").hidden = true;
+          status.querySelector("a").hidden = false;
         });
       }
     } catch (error) {

@@ -3,7 +3,7 @@
 FINDINGS: after a teacher cleared a grade in Moodle, the tool still said "LMS: 8". Here a
 student's score lands in the demo LMS, a teacher clears it from the demo LMS's gradebook (as
 Moodle's reset does), then opens the tool inside the LMS's iframe: the page reads the LMS's
-results in the background (a real worker), follows the read, says "LMS has none" and offers
+results in the background (a real worker), says when it is read, "LMS has none", and offers
 to resend; the gradebook passes axe's audit showing it, and its Resend puts the score back.
 """
 
@@ -45,10 +45,13 @@ def test_a_grade_cleared_in_the_lms_is_shown_lost_and_resent(lms, chromium):
     page.get_by_role("button", name="Clear Ali Student's grade").click()
     expect_text(page.locator("table").first, "cleared")
 
-    # the tool, inside the LMS: its lesson page reads the LMS in the background, then shows it
+    # the tool, inside the LMS: its lesson page reads the LMS in the background, says when
+    # it is done (never reloading under the teacher), and then shows what it found
     page.goto(f"{lms.demo.url}/demo/")
     page.get_by_role("link", name="Launch as Ada Teacher").first.click()
     frame = page.frame_locator("iframe.tool")
+    expect_text(frame.locator("[data-results-pending]"), "Checking the LMS…")
+    frame.get_by_role("link", name="The LMS was read: show what it holds").click()
     expect_text(frame.locator("div.lost"), "LMS has none")
     frame.locator(".bar a").first.click()
     frame.locator("table.gradebook").wait_for()
