@@ -37,6 +37,9 @@ class DemoConfig:
     service_url_query: str = ""
     # Moodle answers its token endpoint's JSON as text/html; tools must not depend on the type.
     token_content_type: str = "application/json"
+    # Moodle lists a line item's results in one page unless the tool asks for `limit`;
+    # Canvas pages them (10 by default). A number here pages them when the tool asks for none.
+    results_per_page: int | None = None
     # Students beyond the seeded three (demo-learner-1, ...): a class for a deadline rush
     # (benchmarks/rush.py); the course page still lists the seeded people only.
     learners: int = 0

@@ -8,8 +8,9 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Literal
 
-# "token": the OAuth2 token endpoint; "ags": line items, scores, results; "nrps": memberships.
-TARGETS = ("token", "ags", "nrps")
+# "token": the OAuth2 token endpoint; "ags": line items and scores; "results": a line item's
+# results (what the LMS holds, read back); "nrps": memberships.
+TARGETS = ("token", "ags", "results", "nrps")
 Mode = Literal["error", "timeout"]
 
 

@@ -6,7 +6,7 @@ import math
 from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeGuard
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 from demo.lms_errors import DemoError
 from demo.lms_models import COURSES, LineItem, Score
@@ -184,26 +184,53 @@ def results(
 ) -> list[dict[str, Any]]:
     """Return the AGS results of a line item: each user's latest applied score, scaled.
 
-    A result has no resultScore when its score's points were blanked (not FullyGraded).
+    As Moodle's (gradebookservices::result_for_json): a result whose grade holds no points
+    (blanked by a score that was not FullyGraded, cleared by a teacher, or 0) lists its user
+    only, with no resultScore, resultMaximum or timestamp.
     """
     url = platform.lineitem_url(item)
+    cleared = platform.records.cleared(item.id)
     out = []
     for score in latest_scores(platform, item, user_id).values():
         body = score.body
         result: dict[str, Any] = {
             "id": f"{url.split('?')[0]}/results/{score.user_id}",
-            "scoreOf": url,
             "userId": score.user_id,
-            "resultMaximum": item.score_maximum,
-            "timestamp": body["timestamp"],
         }
         points = scaled(item, score)
-        if points is not None:
-            result["resultScore"] = points
-        if body.get("comment"):
-            result["comment"] = body["comment"]
+        if score.user_id in cleared and cleared[score.user_id] >= score.received_at:
+            points = None
+        if points:
+            result |= {
+                "scoreOf": url,
+                "resultScore": points,
+                "resultMaximum": item.score_maximum,
+                "timestamp": body["timestamp"],
+            }
+            if body.get("comment"):
+                result["comment"] = body["comment"]
         out.append(result)
     return out
+
+
+def page_of(
+    found: list[dict[str, Any]], url: str, query: Mapping[str, str], per_page: int | None
+) -> tuple[list[dict[str, Any]], str | None]:
+    """Return one page of results and its Link header, as Moodle's results.php pages them.
+
+    `limit` and `from` choose the page (without `limit`, `per_page` if set, else all); the
+    header names the next page `rel=“next”`, in Moodle's curly quotes.
+    """
+    limit = int(query["limit"]) if query.get("limit", "").isdigit() else per_page or 0
+    start = int(query["from"]) if query.get("from", "").isdigit() else 0
+    if limit <= 0:
+        return found, None
+    page = found[start : start + limit]
+    if start + limit >= len(found):
+        return page, None
+    keep = [(k, v) for k, v in query.items() if k not in ("limit", "from")]
+    after = urlencode([*keep, ("limit", str(limit)), ("from", str(start + limit))])
+    return page, f"<{url.split('?')[0]}?{after}>; rel=\u201cnext\u201d"
 
 
 def latest_scores(

@@ -29,6 +29,7 @@ JSON_ENDPOINTS = {
     "admin_registrations",
     "admin_knobs",
     "admin_scores",
+    "admin_clear",
     "admin_launch",
     "openid_configuration",
     "jwks",
@@ -132,13 +133,19 @@ def register_views(bp: Blueprint, platform: DemoPlatform) -> None:
 
     @bp.get("/courses/<course_id>/lineitems/<int:item_id>/results")
     def results(course_id: str, item_id: int) -> Response:
-        if failed := knob("ags"):
+        if failed := knob("results"):
             return failed
         access = tokens.check(platform, request.headers.get("Authorization"), (RESULT_READONLY,))
         item = lms_ags.find(platform, access, course_id, item_id)
-        return typed(
-            lms_ags.results(platform, item, request.args.get("user_id")), lms_ags.RESULTS_TYPE
+        found = lms_ags.results(platform, item, request.args.get("user_id"))
+        page, link = lms_ags.page_of(
+            found, request.url, request.args.to_dict(), platform.config.results_per_page
         )
+        answer = typed(page, lms_ags.RESULTS_TYPE)
+        if link is not None:
+            # PHP sends the header's UTF-8 bytes as they are: so does this
+            answer.headers["Link"] = link.encode().decode("latin-1")
+        return answer
 
     @bp.get("/courses/<course_id>/memberships")
     def memberships(course_id: str) -> Response:
@@ -202,6 +209,13 @@ def register_views(bp: Blueprint, platform: DemoPlatform) -> None:
             except (TypeError, ValueError) as exc:
                 raise DemoError(400, str(exc)) from exc
         return jsonify({"hits": dict(platform.knobs.hits)})
+
+    @bp.post("/admin/grades/clear")
+    def admin_clear() -> Response:
+        fields = body()
+        if not isinstance(fields, dict) or not isinstance(fields.get("lineitem_id"), int):
+            raise DemoError(400, 'send {"lineitem_id": N, "user": "ali"} as JSON')
+        return jsonify({"at": platform.clear(fields["lineitem_id"], str(fields.get("user", "")))})
 
     @bp.get("/admin/scores")
     def admin_scores() -> Response:

@@ -84,11 +84,18 @@ def register_pages(bp: Blueprint, platform: DemoPlatform) -> None:
             items=items,
             users=[*STUDENTS, TEACHER],
             grades=platform.gradebook(),
+            cleared={i.id: platform.records.cleared(i.id) for i in items},
             received=list(reversed(platform.scores()))[:100],
             names=names,
             people=platform.users,
             teacher=TEACHER,
         )
+
+    @bp.post("/gradebook/clear")
+    def clear_grade() -> BaseResponse:
+        # the teacher's reset of one grade, as in Moodle's grader report
+        platform.clear(request.form.get("lineitem_id", type=int) or 0, request.form.get("user", ""))
+        return redirect(url_for(".gradebook"), code=303)
 
     @bp.get("/launch/<link_id>")
     def launch(link_id: str) -> str:

@@ -241,6 +241,13 @@ class DemoPlatform:
             for sub, score in lms_ags.latest_scores(self, item).items()
         }
 
+    def clear(self, lineitem_id: int, user: str) -> float:
+        """Blank `user`'s grade on a line item, as a teacher's reset in Moodle's gradebook does:
+        the results list them without a score, and a score stamped no later is refused."""
+        if self.records.lineitem(lineitem_id) is None:
+            raise DemoError(404, f"no line item {lineitem_id}")
+        return self.records.clear(lineitem_id, self.user_sub(user))
+
     def fail(
         self,
         target: str,
@@ -249,7 +256,7 @@ class DemoPlatform:
         delay_s: float = 5.0,
         status: int = 500,
     ) -> None:
-        """Make the next `times` requests to 'token', 'ags' or 'nrps' fail (`status`) or hang."""
+        """Make the next `times` requests to 'token', 'ags', 'results' or 'nrps' fail or hang."""
         self.knobs.fail(target, times, mode, delay_s, status)
 
     def down_for(self, seconds: float, status: int = 502) -> None:

@@ -26,6 +26,9 @@ CREATE TABLE IF NOT EXISTS scores (id INTEGER PRIMARY KEY AUTOINCREMENT,
                                    lineitem_id INTEGER NOT NULL, user_id TEXT NOT NULL,
                                    body TEXT NOT NULL, timestamp TEXT NOT NULL,
                                    received REAL NOT NULL, applied INTEGER NOT NULL);
+-- A teacher's clearing of a grade in the LMS's own gradebook (Moodle's reset).
+CREATE TABLE IF NOT EXISTS cleared (lineitem_id INTEGER NOT NULL, user_id TEXT NOT NULL,
+                                    at REAL NOT NULL);
 -- One-time things: registration tokens, message hints, deep-linking data, used jti/nonces.
 CREATE TABLE IF NOT EXISTS grants (kind TEXT NOT NULL, key TEXT NOT NULL, data TEXT NOT NULL,
                                    expires REAL NOT NULL, used INTEGER NOT NULL DEFAULT 0,
@@ -157,9 +160,16 @@ class Records:
                 "SELECT timestamp FROM scores WHERE lineitem_id = ? AND user_id = ? AND applied",
                 (lineitem_id, user_id),
             ).fetchall()
+            cleared = db.execute(
+                "SELECT max(at) FROM cleared WHERE lineitem_id = ? AND user_id = ?",
+                (lineitem_id, user_id),
+            ).fetchone()[0]
             # Moodle refuses a score unless its timestamp is later than the grade it holds, in
             # whole seconds: a retry, a reorder or a second score in the same second loses.
-            applied = all(whole_second(r[0]) < second for r in rows)
+            # Clearing a grade stamps it too (grade_grades.timemodified = time()).
+            applied = all(whole_second(r[0]) < second for r in rows) and (
+                cleared is None or int(cleared) < second
+            )
             now = time.time()
             cur = db.execute(
                 "INSERT INTO scores (lineitem_id, user_id, body, timestamp, received, applied)"
@@ -182,6 +192,22 @@ class Records:
         with self._tx() as db:
             rows = db.execute(sql + " ORDER BY id", args).fetchall()
         return [Score(r[0], r[1], r[2], json.loads(r[3]), r[4], bool(r[5])) for r in rows]
+
+    def clear(self, lineitem_id: int, user_id: str) -> float:
+        """Blank a user's grade on a line item, as a teacher's reset in Moodle does; return when."""
+        now = time.time()
+        with self._tx() as db:
+            db.execute("INSERT INTO cleared VALUES (?, ?, ?)", (lineitem_id, user_id, now))
+        return now
+
+    def cleared(self, lineitem_id: int) -> dict[str, float]:
+        """Return when each user's grade on a line item was last cleared."""
+        with self._tx() as db:
+            rows = db.execute(
+                "SELECT user_id, max(at) FROM cleared WHERE lineitem_id = ? GROUP BY user_id",
+                (lineitem_id,),
+            ).fetchall()
+        return {str(user): float(at) for user, at in rows}
 
     # one-time grants
     def grant(self, kind: str, key: str, data: dict[str, Any], ttl_s: float) -> None:

@@ -410,15 +410,24 @@ def test_tasks_are_sent_only_through_the_queue_senders():
 
 # who sends what follows a change: the queue's own senders, the one sender of the web app (its
 # views hand over what their action returned), the tasks, the CLI's regrade, the sweep's
-# timer, and the roster's ask, which keeps a failed send on the course for its teacher
+# timer, and the roster's and the results' asks, which keep a failed send on the course (the
+# placement) for its teacher
 SENDERS = {
     "service/web/extensions.py",
     "workers/tasks.py",
     "workers/sweep.py",
     "service/cli/regrade_command.py",
     "service/lti/roster.py",
+    "service/lti/results.py",
 }
-SEND_NAMES = {"send", "send_grade", "send_sync", "send_roster_read", "send_sweep"}
+SEND_NAMES = {
+    "send",
+    "send_grade",
+    "send_sync",
+    "send_roster_read",
+    "send_results_read",
+    "send_sweep",
+}
 
 
 def test_what_follows_an_action_is_returned_and_sent_in_one_place():

@@ -1,5 +1,6 @@
 """The Celery tasks, by stable name: thin wrappers that take ids and call workers.grading,
-workers.syncing, workers.sweep and service.lti.roster with the worker's context.
+workers.syncing, workers.sweep, service.lti.roster and service.lti.results with the worker's
+context.
 
 Each task reads the context its Celery app carries (`WorkerContext.of(self.app)`, made and
 attached at the worker's start by workers.app); no Flask. A task returns how it ended as its
@@ -19,6 +20,7 @@ from sqlalchemy.exc import DBAPIError
 
 from core.errors import GraderError
 from service import logs
+from service.lti.results import ResultsRead, read_results
 from service.lti.roster import sync_roster
 from service.queue import TaskName, send
 from workers.context import WorkerContext
@@ -31,6 +33,8 @@ _DB_RETRIES = 120  # about ten minutes of database outage
 # about a minute and a half: less than service.lti.roster.ASK_EVERY, so a teacher's next
 # visit asks again only once these are over
 ROSTER_RETRIES = 16
+# about half a minute: less than service.lti.results.ASK_EVERY, for the same reason
+RESULTS_RETRIES = 3
 
 log = logging.getLogger(__name__)
 
@@ -129,6 +133,28 @@ def refresh_roster(self: Task, course_id: int) -> RosterRead:
             return RosterRead.FAILED  # a teacher's page asks again once the roster is stale
         raise self.retry(countdown=wait_s(self, backoff(attempt)), exc=exc) from exc
     return RosterRead.NO_ROSTER if synced is None else RosterRead.READ
+
+
+@shared_task(name=TaskName.READ_RESULTS.value, bind=True, acks_late=True, max_retries=None)
+def read_line_item(self: Task, placement_id: int) -> ResultsRead:
+    """Read what the placement's line item holds in the LMS, with backoff while it is away."""
+    try:
+        return read_results(WorkerContext.of(self.app).lti, placement_id)
+    except DBAPIError as exc:
+        _retry(self, backoff(self.request.retries + 1), exc)
+    except GraderError as exc:  # noted on the placement already: its teacher's pages show it
+        attempt = self.request.retries + 1
+        log.warning(
+            "results of placement %s not read (attempt %s of %s): %s",
+            placement_id,
+            attempt,
+            RESULTS_RETRIES + 1,
+            exc,
+            extra={"placement_id": placement_id},
+        )
+        if self.request.retries >= RESULTS_RETRIES:
+            return ResultsRead.FAILED  # a teacher's page asks again once the read is stale
+        raise self.retry(countdown=wait_s(self, backoff(attempt)), exc=exc) from exc
 
 
 def _retry(task: Task, countdown: float, exc: Exception | None = None) -> NoReturn:

@@ -3,11 +3,11 @@
 The service never imports task bodies (they live in workers.tasks): it sends by name, with a
 named record per message, so that no two callers can disagree on the order of the ids.
 Queues: `grade` (students' runs), `regrade` (bulk regrades, served by workers of their own
-so that they never delay a student), `sync` (grade posts to the LMS, roster reads, and the
-sweep). A grading whose turn is over goes back to its queue `later`: kombu's Redis transport
-keeps a list per priority step and pops the first step of every queue a worker serves before
-the last, so that it waits behind every fresh message. The Celery app itself is in
-service.queue.broker; importing this module is cheap (the store uses its names).
+so that they never delay a student), `sync` (grade posts to the LMS, roster and results
+reads, and the sweep). A grading whose turn is over goes back to its queue `later`: kombu's
+Redis transport keeps a list per priority step and pops the first step of every queue a
+worker serves before the last, so that it waits behind every fresh message. The Celery app
+itself is in service.queue.broker; importing this module is cheap (the store uses its names).
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ class TaskName(enum.StrEnum):
     SYNC_GRADE = "codeblanks.sync_grade"
     SWEEP = "codeblanks.sweep"
     REFRESH_ROSTER = "codeblanks.refresh_roster"
+    READ_RESULTS = "codeblanks.read_results"
 
 
 class Order(enum.StrEnum):
@@ -77,7 +78,14 @@ class RosterMessage:
     course_id: int
 
 
-Message = GradeMessage | SyncMessage | RosterMessage
+@dataclass(frozen=True)
+class ResultsMessage:
+    """Read one placement's results (what its line item holds) from the LMS."""
+
+    placement_id: int
+
+
+Message = GradeMessage | SyncMessage | RosterMessage | ResultsMessage
 
 
 def send(celery_app: Celery, messages: Iterable[Message]) -> int:
@@ -92,8 +100,10 @@ def send(celery_app: Celery, messages: Iterable[Message]) -> int:
             sent += send_grade(celery_app, message)
         elif isinstance(message, SyncMessage):
             sent += send_sync(celery_app, message)
-        else:
+        elif isinstance(message, RosterMessage):
             sent += send_roster_read(celery_app, message)
+        else:
+            sent += send_results_read(celery_app, message)
     return sent
 
 
@@ -118,6 +128,11 @@ def send_sync(celery_app: Celery, message: SyncMessage) -> bool:
 def send_roster_read(celery_app: Celery, message: RosterMessage) -> bool:
     """Send a roster read; return False (and log) if the broker is away."""
     return _send(celery_app, TaskName.REFRESH_ROSTER, [message.course_id], Queue.SYNC)
+
+
+def send_results_read(celery_app: Celery, message: ResultsMessage) -> bool:
+    """Send a results read; return False (and log) if the broker is away."""
+    return _send(celery_app, TaskName.READ_RESULTS, [message.placement_id], Queue.SYNC)
 
 
 def send_sweep(celery_app: Celery, expires_s: float) -> bool:

@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 from core.lesson_scores import LessonScore
 from core.lessons import Lesson
 from core.overrides import Override, Scored, scored
+from core.readbacks import Agreement, compare, on_scale
 from service.store import policies
 from service.store.models import (
     Grade,
@@ -47,6 +48,28 @@ class Work:
 
 
 @dataclass(frozen=True)
+class Readback:
+    """What the last read of the LMS's results found of a pair, and how it compares."""
+
+    agreement: Agreement
+    found: LessonScore | None  # the LMS's score, on its line item's scale; None: no score
+    read_at: datetime | None  # when that read began; None: not read since the last post
+
+    @property
+    def none(self) -> bool:
+        """Return whether the LMS held no score where the tool sent one."""
+        return self.agreement is Agreement.NONE
+
+    @property
+    def other(self) -> bool:
+        """Return whether the LMS held another score than the tool sent."""
+        return self.agreement is Agreement.OTHER
+
+
+UNREAD = Readback(Agreement.UNKNOWN, None, None)
+
+
+@dataclass(frozen=True)
 class SyncState:
     """The newest grade sync of a pair: it carries the newest score, so its status counts."""
 
@@ -56,6 +79,25 @@ class SyncState:
     updated_at: datetime | None
     holds: LessonScore | None = None  # the last score the LMS accepted: what it shows
     given: float | None = None  # the score the newest sync carries (once it was computed)
+    read: Readback = field(default_factory=lambda: UNREAD)  # what the LMS held when last read
+
+    @property
+    def lost(self) -> bool:
+        """Return whether the LMS, when read, lacked the score it last accepted from the tool."""
+        return self.read.agreement.lost
+
+    @property
+    def lms_found(self) -> float | None:
+        """Return the score the last read found in the LMS, on the tool's scale."""
+        found = self.read.found
+        if found is None:
+            return None
+        return on_scale(found, self.holds.maximum if self.holds else found.maximum)
+
+    @property
+    def resendable(self) -> bool:
+        """Return whether the teacher may send the score again: it failed, or the LMS lost it."""
+        return self.failed or self.lost
 
     @property
     def sent(self) -> bool:
@@ -138,15 +180,26 @@ def syncs(session: Session, placement_ids: list[int]) -> dict[Pair, SyncState]:
     )
     for row in rows:
         newest[(row.placement_id, row.user_id)] = row
-    held = {
-        (placement_id, user_id): LessonScore(given, maximum or 0.0)
-        for placement_id, user_id, given, maximum in session.execute(
-            select(Grade.placement_id, Grade.user_id, Grade.lms_given, Grade.lms_maximum).where(
-                Grade.placement_id.in_(placement_ids), Grade.lms_given.is_not(None)
-            )
-        )
-        if given is not None  # always, by the WHERE; said again for the type checker
-    }
+    held: dict[Pair, LessonScore] = {}
+    read: dict[Pair, Readback] = {}
+    grade_rows = session.execute(
+        select(
+            Grade.placement_id,
+            Grade.user_id,
+            Grade.lms_given,
+            Grade.lms_maximum,
+            Grade.read_given,
+            Grade.read_maximum,
+            Grade.read_at,
+        ).where(Grade.placement_id.in_(placement_ids))
+    )
+    for placement_id, user_id, given, maximum, read_given, read_maximum, read_at in grade_rows:
+        pair = (placement_id, user_id)
+        sent = None if given is None else LessonScore(given, maximum or 0.0)
+        if sent is not None:
+            held[pair] = sent
+        found = None if read_given is None else LessonScore(read_given, read_maximum or 0.0)
+        read[pair] = Readback(compare(read_at is not None, sent, found), found, read_at)
     return {
         pair: SyncState(
             SyncStatus(row.status),
@@ -155,6 +208,7 @@ def syncs(session: Session, placement_ids: list[int]) -> dict[Pair, SyncState]:
             row.updated_at,
             holds=held.get(pair),
             given=row.score_given,
+            read=read.get(pair, UNREAD),
         )
         for pair, row in newest.items()
     }

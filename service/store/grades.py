@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import (
+    ColumnElement,
     Connection,
     Float,
     bindparam,
@@ -24,6 +25,7 @@ from core import overrides
 from core.lesson_scores import LessonScore
 from core.lessons import Lesson
 from core.overrides import Scored
+from core.readbacks import compare
 from core.syncs import NO_LINE_ITEM, Due
 from core.syncs import missing_lesson as missing_lesson
 from core.syncs import reaches_lms as reaches_lms
@@ -175,25 +177,60 @@ def release_held(session: Session, placement_id: int, now: datetime) -> list[int
     return users
 
 
-def resync_failed(
+def resend(
     session: Session, placement_ids: list[int], user_id: int | None, now: datetime
 ) -> list[tuple[int, int]]:
-    """Make failed syncs pending again with fresh attempts; return their (user, placement) pairs.
+    """Send again what did not reach the LMS; return the (user, placement) pairs that go.
 
-    `user_id` None resyncs every failed sync of the placements.
+    Failed syncs become pending with fresh attempts; a pair whose score the LMS lost (a read
+    of its results found none, or another: core.readbacks) gets a pending sync of its own.
+    `user_id` None resends every such pair of the placements.
     """
     where = [GradeSync.placement_id.in_(placement_ids), GradeSync.status == SyncStatus.FAILED]
     if user_id is not None:
         where.append(GradeSync.user_id == user_id)
     rows = session.execute(select(GradeSync.user_id, GradeSync.placement_id).where(*where))
-    pairs = sorted({(int(user), int(placement)) for user, placement in rows})
+    pairs = {(int(user), int(placement)) for user, placement in rows}
     changed(
         session,
         update(GradeSync)
         .where(*where)
         .values(status=SyncStatus.PENDING, attempts=0, next_attempt_at=now, updated_at=now),
     )
-    return pairs
+    for user, placement in lost(session, placement_ids, user_id):
+        if (user, placement) not in pairs:
+            needs_sync(session, placement, user, now)
+            pairs.add((user, placement))
+    return sorted(pairs)
+
+
+def lost(
+    session: Session, placement_ids: list[int], user_id: int | None = None
+) -> list[tuple[int, int]]:
+    """Return the (user, placement) pairs whose score a read found the LMS lacking."""
+    where: list[ColumnElement[bool]] = [
+        Grade.placement_id.in_(placement_ids),
+        Grade.read_at.is_not(None),
+    ]
+    if user_id is not None:
+        where.append(Grade.user_id == user_id)
+    rows = session.execute(
+        select(
+            Grade.user_id,
+            Grade.placement_id,
+            Grade.lms_given,
+            Grade.lms_maximum,
+            Grade.read_given,
+            Grade.read_maximum,
+        ).where(*where)
+    )
+    found = []
+    for user, placement, given, maximum, read_given, read_maximum in rows:
+        sent = None if given is None else LessonScore(given, maximum or 0.0)
+        read = None if read_given is None else LessonScore(read_given, read_maximum or 0.0)
+        if compare(True, sent, read).lost:
+            found.append((int(user), int(placement)))
+    return found
 
 
 @dataclass(frozen=True)
@@ -252,12 +289,15 @@ def end_turn(
     """End the pair's turn to post; with `accepted`, record it as what the LMS now holds.
 
     With `blank_at`, the LMS took a held score's post at that stamp: it shows no points.
+    Either makes what the last read of the LMS's results found out of date.
     """
     values: dict[str, object] = {"posting_until": None}
     if accepted is not None:
         values |= {"lms_given": accepted.given, "lms_maximum": accepted.maximum, "lms_at": at}
+        values |= {"read_given": None, "read_maximum": None, "read_at": None}
     elif blank_at is not None:
         values |= {"lms_given": None, "lms_maximum": None, "lms_at": blank_at}
+        values |= {"read_given": None, "read_maximum": None, "read_at": None}
     changed(
         session,
         update(Grade)

@@ -224,6 +224,20 @@ class PolicyException(Base):
     set_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
+class LineItemRead(Base):
+    """A placement's reads of its line item's results from the LMS (AGS), by a background
+    task (service.store.result_reads): one row from the first time one was asked for."""
+
+    __tablename__ = "line_item_reads"
+    placement_id: Mapped[int] = mapped_column(
+        ForeignKey("placements.id", ondelete="CASCADE"), primary_key=True
+    )
+    requested_at: Mapped[datetime | None]  # when a read was last asked for
+    read_at: Mapped[datetime | None]  # when one last succeeded
+    # why the last one failed (a core.messages text, worded for each teacher)
+    error: Mapped[Any] = mapped_column(JSON, nullable=True)
+
+
 class Submission(Base):
     """A student's code for a placement's exercise, and once graded, its verdict.
 
@@ -310,6 +324,11 @@ class Grade(Base):
     lms_given: Mapped[float | None] = mapped_column(Float)
     lms_maximum: Mapped[float | None] = mapped_column(Float)
     lms_at: Mapped[datetime | None]
+    # what a read of the LMS's results found it holding (read_given None: no score), when
+    # that read began; None while no read has seen the score the LMS last accepted
+    read_given: Mapped[float | None] = mapped_column(Float)
+    read_maximum: Mapped[float | None] = mapped_column(Float)
+    read_at: Mapped[datetime | None]
     # one post of the pair at a time: a sync holds the pair until this time, or until it ends
     posting_until: Mapped[datetime | None]
 

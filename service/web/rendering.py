@@ -1,7 +1,7 @@
 """Lesson text to HTML (Markdown, Pygments-highlighted code), and the pages' small formatters.
 
 Lessons are trusted content from the repository, so their Markdown may hold HTML. Code a
-student wrote goes through highlight() only, which escapes it. The formatters (points, when,
+student wrote goes through highlight() only, which escapes it. The formatters (points, when, ago,
 percent, duration_ms, number) follow the request's language; outside a request they speak
 English. The status words are service/web/labels.py's.
 """
@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import functools
 import math
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from typing import TYPE_CHECKING
 
 import markdown
 from babel import Locale
-from babel.dates import format_date, format_time
+from babel.dates import format_date, format_time, format_timedelta
 from babel.numbers import format_decimal, format_percent
 from flask_babel import get_locale
 from flask_babel import gettext as _
@@ -43,6 +43,7 @@ def init_app(app: Flask) -> None:
     app.add_template_filter(lesson_code, "python")
     app.add_template_filter(points, "points")
     app.add_template_filter(when, "when")
+    app.add_template_filter(ago, "ago")
     app.add_template_filter(percent, "percent")
     app.add_template_filter(duration_ms, "duration_ms")
     app.add_template_filter(number, "number")
@@ -107,6 +108,17 @@ def when(moment: datetime | None) -> str:
     time = format_time(at, "HH:mm", tzinfo=UTC, locale=here)
     both = str(here.datetime_formats["medium"]).format(time, date)
     return str(_("%(moment)s UTC", moment=both))
+
+
+def ago(moment: datetime | None, now: datetime | None = None) -> str:
+    """Return how long ago a time was, as the locale says it ("2 minutes ago", "2 dakika önce")."""
+    if moment is None:
+        return ""
+    at = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    since = (now or datetime.now(UTC)) - at
+    # babel words no time at all as the future ("in 0 seconds"): a second is the least said
+    past = -max(since, timedelta(seconds=1))
+    return str(format_timedelta(past, add_direction=True, locale=locale()))
 
 
 def blank_parts(template: str) -> tuple[str, str]:

@@ -22,6 +22,7 @@ from core.lessons import Catalog
 from core.messages import N_
 from core.overrides import Scored
 from core.placements import StudentException
+from service.lti.results import ask_for_reads
 from service.lti.roster import ask_for_read
 from service.queue import SyncMessage
 from service.store import (
@@ -32,11 +33,13 @@ from service.store import (
     override_rows,
     placement_rows,
     policy_exceptions,
+    result_reads,
     roster_reads,
 )
 from service.store.database import Store
 from service.store.gradebook import SyncState, Work
 from service.store.models import User
+from service.store.result_reads import ResultsState
 from service.web.rendering import points
 
 NO_ROSTER = N_(
@@ -60,6 +63,7 @@ class Column:
     points: float
     held: bool = False  # its scores wait for a release
     release_at: datetime | None = None  # the sweep releases them then
+    results: ResultsState | None = None  # the reads of what its line item holds in the LMS
 
 
 @dataclass(frozen=True)
@@ -101,17 +105,44 @@ class Gradebook:
     roster_note: str | None = None  # why the roster may be incomplete or stale
 
     @property
-    def failed_syncs(self) -> int:
-        """Return how many cells' newest sync failed for good."""
-        return sum(1 for r in self.rows for c in r.cells if c.sync and c.sync.failed)
+    def to_resend(self) -> int:
+        """Return how many cells' scores the teacher may resend: failed, or lost by the LMS."""
+        return sum(1 for r in self.rows for c in r.cells if c.sync and c.sync.resendable)
+
+    @property
+    def reading(self) -> bool:
+        """Return whether a read of the LMS's results is under way for a column."""
+        return any(c.results is not None and c.results.pending for c in self.columns)
 
 
 def for_teacher(
     store: Store, catalog: Catalog, celery_app: Celery, course_id: int, now: datetime
 ) -> Gradebook:
-    """Return the gradebook with what to know of its roster (asking for a read if stale)."""
+    """Return the gradebook with what to know of its roster (asking for a read if stale),
+    and asking for its line items' results to be read where they are stale."""
     note = roster_note(store, celery_app, course_id, now)
+    with store.reading() as session:
+        ids = placement_rows.ids_in_course(session, course_id)
+    ask_for_results(store, celery_app, ids, now)
     return replace(build(store, catalog, course_id), roster_note=note)
+
+
+def ask_for_results(
+    store: Store, celery_app: Celery, placement_ids: list[int], now: datetime
+) -> None:
+    """Ask for the placements' results to be read from the LMS where the last read is stale.
+
+    The page never waits on the LMS: it shows the last read, and follows the new one.
+    """
+    ask_for_reads(store, celery_app, placement_ids, now)
+
+
+def reading(store: Store, course_id: int) -> list[int]:
+    """Return the course's placements whose results read is under way."""
+    with store.reading() as session:
+        ids = placement_rows.ids_in_course(session, course_id)
+        states = result_reads.states(session, ids)
+    return sorted(pid for pid, state in states.items() if state.offered and state.pending)
 
 
 def roster_note(store: Store, celery_app: Celery, course_id: int, now: datetime) -> str | None:
@@ -146,6 +177,7 @@ def build(
         syncs = gradebook.syncs(session, ids)
         exceptions = policy_exceptions.of_placements(session, ids)
         standing = override_rows.standing_on(session, ids)
+        results = result_reads.states(session, ids)
         members: list[tuple[User, bool]] = memberships.students(session, course_id)
         known = {user.id for user, _ in members}
         # work by someone the roster does not list (yet): show it rather than hide it
@@ -159,7 +191,14 @@ def build(
         title = placement.title or (lesson.title if lesson else placement.lesson_id)
         points_of = lesson.points if lesson else 0.0
         columns.append(
-            Column(placement.id, title, points_of, placement.holds_scores, placement.release_at)
+            Column(
+                placement.id,
+                title,
+                points_of,
+                placement.holds_scores,
+                placement.release_at,
+                results.get(placement.id),
+            )
         )
     rows = []
     for user, active in members:
@@ -189,16 +228,17 @@ def build(
     return Gradebook(course_id, title, columns, rows)
 
 
-def resync_failed(
+def resend(
     store: Store, course_id: int, placement_id: int | None, user_id: int | None, now: datetime
 ) -> tuple[SyncMessage, ...]:
-    """Make the course's failed syncs pending again (one lesson's, one student's, or all).
+    """Send again the course's failed scores and those the LMS lost (one lesson's, one
+    student's, or all).
 
     Return their syncs, to send once committed; placements of other courses are left alone.
     """
     with store.session() as session:
         ids = placement_rows.ids_in_course(session, course_id, placement_id)
-        pairs = grades.resync_failed(session, ids, user_id, now) if ids else []
+        pairs = grades.resend(session, ids, user_id, now) if ids else []
     return tuple(SyncMessage(user, placement) for user, placement in pairs)
 
 

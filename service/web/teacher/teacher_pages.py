@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, Response, redirect, render_template, request, url_for
+from flask import Blueprint, Response, jsonify, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 
 from core.lessons import Lesson
@@ -80,10 +80,17 @@ def resend(course_id: int) -> ResponseReturnValue:
     csrf.check(request.form.get(csrf.FIELD))
     placement_id = request.form.get("placement_id", type=int)
     user_id = request.form.get("user_id", type=int)
-    syncs = course_gradebook.resync_failed(store(), course_id, placement_id, user_id, utcnow())
+    syncs = course_gradebook.resend(store(), course_id, placement_id, user_id, utcnow())
     follow(syncs)
     target = url_for("teacher.gradebook", course_id=course_id, s=link_token(), resent=len(syncs))
     return redirect(target, code=303)
+
+
+@bp.get("/courses/<int:course_id>/results.json")
+def results(course_id: int) -> ResponseReturnValue:
+    """Return which of the course's placements wait for a read of the LMS's results."""
+    course_teacher(course_id)
+    return jsonify(reading=course_gradebook.reading(store(), course_id))
 
 
 @bp.get("/placements/<int:placement_id>")
@@ -243,6 +250,7 @@ def _back_to_student(
 
 
 def _placement_page(found: Placement, form: dict[str, str], errors: dict[str, str]) -> str:
+    course_gradebook.ask_for_results(store(), celery_app(), [found.id], utcnow())
     report = lesson_report.report(store(), catalog(), found)
     note = course_gradebook.roster_note(store(), celery_app(), found.course_id, utcnow())
     return render_template(

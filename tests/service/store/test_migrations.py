@@ -30,6 +30,7 @@ TABLES = {
     "platform_outages",
     "policy_exceptions",
     "score_overrides",
+    "line_item_reads",
     "alembic_version",
 }
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from service.web.rendering import (
+    ago,
     blank_parts,
     duration_ms,
     highlight,
@@ -105,6 +106,21 @@ def test_formatters_follow_the_requests_language(app, formatter, value, english,
     for language, expected in (("en-US,en", english), ("tr-TR,tr;q=0.9", turkish)):
         with app.test_request_context(headers={"Accept-Language": language}):
             assert formatter(value) == expected
+
+
+def test_how_long_ago_follows_the_requests_language(app):
+    """The teacher's pages say when the LMS was last read ("LMS checked 2 minutes ago")."""
+    now = datetime(2027, 1, 31, 23, 59, tzinfo=UTC)
+    cases = [
+        (now - timedelta(minutes=2), "2 minutes ago", "2 dakika önce"),
+        (now - timedelta(seconds=5), "5 seconds ago", "5 saniye önce"),
+        (now + timedelta(seconds=5), "1 second ago", "1 saniye önce"),  # a clock ahead
+        (None, "", ""),
+    ]
+    for moment, english, turkish in cases:
+        for language, expected in (("en-US,en", english), ("tr-TR,tr;q=0.9", turkish)):
+            with app.test_request_context(headers={"Accept-Language": language}):
+                assert ago(moment, now) == expected
 
 
 def test_the_formatters_are_template_filters(app):

@@ -130,7 +130,8 @@ def test_the_gradebook_shows_scores_attempts_activity_and_sync_status(client, st
     assert "teacher-1" not in table  # staff are not students
     assert "Signed in as teacher-1" in text  # but the page says whose session it is
     assert "LMS: failed" in text and "HTTP 502 &lt;from&gt; the LMS" in page
-    assert "Resend all 1 failed" in text and text.count("Resend") == 2
+    assert "Resend the 1 score that failed or that the LMS lost" in text
+    assert text.count("Resend") == 2
     # no roster service in this course: the page says so, softly
     assert "The LMS offers no roster for this course" in text
 
@@ -551,3 +552,54 @@ def test_the_roster_is_read_in_the_background_and_the_pages_say_so(client, store
     for url in (gradebook, lesson):
         assert "roster" not in text_of(client.get(url).get_data(as_text=True))
     assert len(sent) == 1
+
+
+def test_a_score_the_lms_changed_is_shown_and_resent_by_the_one_resend(
+    client, store, teacher, sent
+):
+    """Issue 29, point 7: a read found the LMS holding 5 where the tool's 8 had landed."""
+    from core.lesson_scores import LessonScore
+    from service.store.models import Grade, LineItemRead
+
+    now = utcnow()
+    with store.session() as session:
+        session.execute(update(Placement).values(line_item_url="https://lms.example/items/1"))
+        grades.save_grade(session, teacher.placement_id, teacher.user_id, LessonScore(8, 8), now)
+        grades.end_turn(session, teacher.placement_id, teacher.user_id, LessonScore(8, 8), now)
+        session.add(GradeSync(placement_id=teacher.placement_id, user_id=teacher.user_id,
+                              status="sent", score_given=8, score_maximum=8))  # fmt: skip
+        session.execute(update(Grade).values(read_given=5.0, read_maximum=8.0, read_at=now))
+        session.add(LineItemRead(placement_id=teacher.placement_id, requested_at=now, read_at=now))
+    page = client.get(f"/teach/courses/{teacher.platform_id}").get_data(as_text=True)
+    text = text_of(page, spaced=True)
+    assert "LMS has 5, tool sent 8" in text and "LMS checked" in text
+    assert sent == []  # read a moment ago: not read again
+    assert client.get(f"/teach/courses/{teacher.platform_id}/results.json").get_json() == {
+        "reading": []
+    }
+    answer = client.post(f"/teach/courses/{teacher.platform_id}/resend",
+                         data={"csrf": form_token(page)})  # fmt: skip
+    assert answer.status_code == 303 and "resent=1" in answer.headers["Location"]
+    assert sent == [Sent(TaskName.SYNC_GRADE, [teacher.user_id, teacher.placement_id],
+                         options={"queue": "sync"})]  # fmt: skip
+    with store.session() as session:
+        statuses = sorted(session.scalars(select(GradeSync.status)))
+    assert statuses == ["pending", "sent"]  # a sync of its own, the sent one kept
+
+
+def test_a_stale_line_item_is_asked_for_once_and_its_page_follows_the_read(
+    client, store, teacher, sent
+):
+    with store.session() as session:
+        session.execute(update(Placement).values(line_item_url="https://lms.example/items/1"))
+    for _ in range(3):
+        page = client.get(f"/teach/courses/{teacher.platform_id}").get_data(as_text=True)
+    assert [m.name for m in sent] == [TaskName.READ_RESULTS]
+    assert "Checking the LMS…" in page and "data-results-url" in page
+    assert client.get(f"/teach/courses/{teacher.platform_id}/results.json").get_json() == {
+        "reading": [teacher.placement_id]
+    }
+    other = place(store, lesson_id=LESSON)  # another course's: not this teacher's to ask
+    with store.session() as session:
+        elsewhere = session.get(Placement, other.placement_id).course_id
+    assert client.get(f"/teach/courses/{elsewhere}/results.json").status_code == 403
