@@ -100,7 +100,7 @@ def test_the_lms_receives_why_in_the_students_language(tmp_path, redis_server):
         assert [r.get("comment") for r in results] == [TURKISH]
         page = requests.get(f"{lms.demo.config.base_url}/gradebook", timeout=30).text
         for comment in (TURKISH, ENGLISH):  # in the student's cell, as Moodle shows feedback
-            assert f'<div class="comment">{escape(comment)}</div>' in page
+            assert f'<span class="muted">Feedback:</span> {escape(comment)}</div>' in page
 
         # nothing a hidden case holds reached the LMS, in any score it received
         every = " ".join(str(score.body.get("comment", "")) for score in lms.platform.scores())
