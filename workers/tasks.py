@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import enum
 import logging
-from typing import NoReturn
+from collections.abc import Callable
+from typing import NoReturn, TypeVar
 
 from celery import Task, shared_task
 from sqlalchemy.exc import DBAPIError
@@ -37,6 +38,7 @@ ROSTER_RETRIES = 16
 RESULTS_RETRIES = 3
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 class RosterRead(enum.StrEnum):
@@ -114,47 +116,50 @@ def sweep(self: Task) -> dict[str, int]:
 @shared_task(name=TaskName.REFRESH_ROSTER.value, bind=True, acks_late=True, max_retries=None)
 def refresh_roster(self: Task, course_id: int) -> RosterRead:
     """Read the course's roster from the LMS (NRPS), with backoff while the LMS fails."""
-    try:
+
+    def read() -> RosterRead:
         synced = sync_roster(WorkerContext.of(self.app).lti, course_id)
-    except DBAPIError as exc:
-        # the database is away: like the other tasks, try again once it may be back
-        _retry(self, backoff(self.request.retries + 1), exc)
-    except GraderError as exc:  # noted on the course already: its teacher's pages show it
-        attempt = self.request.retries + 1
-        log.warning(
-            "roster of course %s not read (attempt %s of %s): %s",
-            course_id,
-            attempt,
-            ROSTER_RETRIES + 1,
-            exc,
-            extra={"course_id": course_id},
-        )
-        if self.request.retries >= ROSTER_RETRIES:
-            return RosterRead.FAILED  # a teacher's page asks again once the roster is stale
-        raise self.retry(countdown=wait_s(self, backoff(attempt)), exc=exc) from exc
-    return RosterRead.NO_ROSTER if synced is None else RosterRead.READ
+        return RosterRead.NO_ROSTER if synced is None else RosterRead.READ
+
+    # a roster that failed is noted on the course: its teacher's pages show it, and ask
+    # again once the roster is stale
+    return _from_lms(self, read, RosterRead.FAILED, ROSTER_RETRIES, "course_id", course_id)
 
 
 @shared_task(name=TaskName.READ_RESULTS.value, bind=True, acks_late=True, max_retries=None)
 def read_line_item(self: Task, placement_id: int) -> ResultsRead:
     """Read what the placement's line item holds in the LMS, with backoff while it is away."""
-    try:
+
+    def read() -> ResultsRead:
         return read_results(WorkerContext.of(self.app).lti, placement_id)
+
+    # a read that failed is noted on the placement: its teacher's pages show it, and ask
+    # again once the read is stale
+    return _from_lms(self, read, ResultsRead.FAILED, RESULTS_RETRIES, "placement_id", placement_id)
+
+
+def _from_lms(task: Task, read: Callable[[], T], failed: T, retries: int, key: str, id_: int) -> T:
+    """Return what `read` read from the LMS, retrying with backoff; `failed` after `retries`."""
+    try:
+        return read()
     except DBAPIError as exc:
-        _retry(self, backoff(self.request.retries + 1), exc)
-    except GraderError as exc:  # noted on the placement already: its teacher's pages show it
-        attempt = self.request.retries + 1
+        # the database is away: like the other tasks, try again once it may be back
+        _retry(task, backoff(task.request.retries + 1), exc)
+    except GraderError as exc:
+        attempt = task.request.retries + 1
         log.warning(
-            "results of placement %s not read (attempt %s of %s): %s",
-            placement_id,
+            "%s (%s %s) not read (attempt %s of %s): %s",
+            task.name,
+            key,
+            id_,
             attempt,
-            RESULTS_RETRIES + 1,
+            retries + 1,
             exc,
-            extra={"placement_id": placement_id},
+            extra={key: id_},
         )
-        if self.request.retries >= RESULTS_RETRIES:
-            return ResultsRead.FAILED  # a teacher's page asks again once the read is stale
-        raise self.retry(countdown=wait_s(self, backoff(attempt)), exc=exc) from exc
+        if task.request.retries >= retries:
+            return failed
+        raise task.retry(countdown=wait_s(task, backoff(attempt)), exc=exc) from exc
 
 
 def _retry(task: Task, countdown: float, exc: Exception | None = None) -> NoReturn:
