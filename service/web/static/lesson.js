@@ -33,16 +33,12 @@
   };
 
   async function call(method, url, body) {
-    var options = {
-      method: method,
-      headers: { "X-CodeBlanks-Session": session.token, Accept: "application/json" },
-      credentials: "same-origin",
-    };
+    var options = { method: method };
     if (body !== undefined) {
-      options.headers["Content-Type"] = "application/json";
+      options.headers = { "Content-Type": "application/json" };
       options.body = JSON.stringify(body);
     }
-    var response = await fetch(url, options);
+    var response = await session.request(url, options);
     var data = {};
     if (response.status !== 204) {
       try {

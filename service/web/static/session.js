@@ -70,15 +70,21 @@
     }
   }
 
+  // fetch() with the session: the one way the pages' scripts call the tool (JSON answers)
+  function request(url, options) {
+    var sent = Object.assign({ credentials: "same-origin" }, options || {});
+    sent.headers = Object.assign(
+      { "X-CodeBlanks-Session": token, Accept: "application/json" },
+      sent.headers || {},
+    );
+    return fetch(url, sent);
+  }
+
   // a fresh link token, signed for this session through the API, put in every link; offline,
   // the links keep the one they have
   function renew() {
     if (!renewing) {
-      renewing = fetch(meta.dataset.linkUrl, {
-        method: "POST",
-        headers: { "X-CodeBlanks-Session": token, Accept: "application/json" },
-        credentials: "same-origin",
-      })
+      renewing = request(meta.dataset.linkUrl, { method: "POST" })
         .then(function (response) {
           return response.ok ? response.json() : null;
         })
@@ -151,6 +157,7 @@
 
   window.CodeBlanksSession = {
     token: token,
+    request: request,
     // `url` with a link token fresh enough to be used now (the live status stream, a reload)
     link: function (url) {
       return (stale() ? renew() : Promise.resolve(null)).then(function () {

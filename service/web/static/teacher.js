@@ -13,13 +13,7 @@
   var done = document.getElementById("regrade-done");
   var timer = setInterval(async function () {
     try {
-      var response = await fetch(box.dataset.progressUrl, {
-        headers: {
-          "X-CodeBlanks-Session": window.CodeBlanksSession.token,
-          Accept: "application/json",
-        },
-        credentials: "same-origin",
-      });
+      var response = await window.CodeBlanksSession.request(box.dataset.progressUrl);
       if (!response.ok) {
         return;
       }
@@ -55,13 +49,7 @@
       return;
     }
     try {
-      var response = await fetch(box.dataset.resultsUrl, {
-        headers: {
-          "X-CodeBlanks-Session": window.CodeBlanksSession.token,
-          Accept: "application/json",
-        },
-        credentials: "same-origin",
-      });
+      var response = await window.CodeBlanksSession.request(box.dataset.resultsUrl);
       if (!response.ok) {
         return;
       }
