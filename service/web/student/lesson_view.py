@@ -1,6 +1,8 @@
 """What the student's lesson page shows: their answers, attempts, score, draft, and reveals.
 
 Everything here is read for one user; nothing of another student's work is ever loaded.
+The attempts are the newest ATTEMPTS_LISTED, without their code; one attempt whole, and the
+rest of the list, are attempt_view's.
 The sample solution, the question answers and the hidden cases' details are in the page only
 when `revealed`; every verdict on it is its student's view (core.student_views).
 """
