@@ -368,7 +368,7 @@
   // `source` in the editor instead of posting. The list is redrawn after each verdict
   // (refresh), so the listeners sit on #results, which stays.
   var results = document.getElementById("results");
-  var shown = null; // the attempt on show: its number and code
+  var shownAttempt = null; // the attempt on show: its number and code
 
   results.addEventListener("click", async function (event) {
     var link = event.target.closest("a[data-attempt-url]");
@@ -384,7 +384,7 @@
         return;
       }
       box.innerHTML = result.body.html;
-      shown = { number: result.body.number, source: result.body.source };
+      shownAttempt = { number: result.body.number, source: result.body.source };
       box.querySelector("[tabindex='-1']").focus();
     } catch (error) {
       box.textContent = t("The attempt could not be shown; check your connection and try again.");
@@ -393,14 +393,14 @@
 
   results.addEventListener("submit", function (event) {
     var form = event.target.closest("#attempt-shown form.restore-form");
-    if (!form || shown === null) {
+    if (!form || shownAttempt === null) {
       return;
     }
     event.preventDefault();
-    putCode(shown.source);
+    putCode(shownAttempt.source);
     form.closest(".attempt").querySelector(".restore-status").textContent = t(
       "The code of attempt {number} is in the editor; it is saved as your draft. Ctrl+Z in the editor takes it back.",
-      { number: shown.number },
+      { number: shownAttempt.number },
     );
   });
 })();
