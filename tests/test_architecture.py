@@ -287,6 +287,7 @@ STUDENT_ACTIONS = (
     "service/web/student/actions.py",
     "service/web/student/lesson_view.py",
     "service/web/student/course_view.py",
+    "service/web/student/attempt_view.py",
 )
 ASKER_PARTS = {"Store", "Catalog", "Settings", "SignedIn", "datetime"}
 ACTION_PARAMETERS = 4  # the asker, and what the request names: answer's placement, question, answer

@@ -78,7 +78,7 @@ def register_blueprints(app: Flask) -> None:
     from service.web import admin, home, switching
     from service.web.lms import endpoints, picker
     from service.web.ops import health, metrics
-    from service.web.student import api, student_pages
+    from service.web.student import api, attempt_pages, student_pages
     from service.web.teacher import regrade_pages, teacher_pages
 
     app.register_blueprint(api.bp)
@@ -89,6 +89,7 @@ def register_blueprints(app: Flask) -> None:
     app.register_blueprint(endpoints.bp)
     app.register_blueprint(picker.bp)
     app.register_blueprint(student_pages.bp)
+    app.register_blueprint(attempt_pages.bp)
     app.register_blueprint(teacher_pages.bp)
     app.register_blueprint(regrade_pages.bp)
     app.register_blueprint(switching.bp)

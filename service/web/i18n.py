@@ -128,4 +128,11 @@ JS_WORDS: tuple[str, ...] = (
     N_("Sending your code…"),
     N_("Your code was not taken; try again."),
     N_("Your code could not be sent; check your connection and try again."),
+    # the attempts (lesson.js, its last section)
+    N_("The attempt could not be shown; try again."),
+    N_("The attempt could not be shown; check your connection and try again."),
+    N_(
+        "The code of attempt {number} is in the editor; it is saved as your draft. Ctrl+Z in "
+        "the editor takes it back."
+    ),
 )

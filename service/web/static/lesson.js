@@ -191,6 +191,19 @@
     textarea.addEventListener("input", changed);
   }
 
+  // put code in the editor as if it were typed (the draft is then saved as usual), and give
+  // the editor the focus; in the CodeMirror editor, Ctrl+Z takes it back
+  function putCode(text) {
+    if (editor) {
+      editor.setValue(text); // its onChange is changed()
+      editor.focus();
+    } else {
+      textarea.value = text;
+      changed();
+      textarea.focus();
+    }
+  }
+
   var reset = document.getElementById("reset");
   var starter = document.getElementById("starter");
   if (reset && starter) {
@@ -347,4 +360,47 @@
   if (root.dataset.pendingUrl) {
     follow(root.dataset.pendingUrl);
   }
+
+  // ---- the attempts: one shown in place, and put back in the editor ----------------------
+  // Each row of the attempts list (pages/_attempts.html) links to its attempt's page; here
+  // the link fetches the attempt's JSON (service/web/student/attempt_pages.py) and shows its
+  // `html` under the list, and that attempt's "Put back in the editor" form puts its
+  // `source` in the editor instead of posting. The list is redrawn after each verdict
+  // (refresh), so the listeners sit on #results, which stays.
+  var results = document.getElementById("results");
+  var shownAttempt = null; // the attempt on show: its number and code
+
+  results.addEventListener("click", async function (event) {
+    var link = event.target.closest("a[data-attempt-url]");
+    if (!link || event.button !== 0 || event.ctrlKey || event.metaKey || event.shiftKey) {
+      return; // a new tab or window opens the attempt's own page
+    }
+    event.preventDefault();
+    var box = document.getElementById("attempt-shown");
+    try {
+      var result = await call("GET", link.dataset.attemptUrl);
+      if (result.status !== 200) {
+        box.textContent = result.body.message || t("The attempt could not be shown; try again.");
+        return;
+      }
+      box.innerHTML = result.body.html;
+      shownAttempt = { number: result.body.number, source: result.body.source };
+      box.querySelector("[tabindex='-1']").focus();
+    } catch (error) {
+      box.textContent = t("The attempt could not be shown; check your connection and try again.");
+    }
+  });
+
+  results.addEventListener("submit", function (event) {
+    var form = event.target.closest("#attempt-shown form.restore-form");
+    if (!form || shownAttempt === null) {
+      return;
+    }
+    event.preventDefault();
+    putCode(shownAttempt.source);
+    form.closest(".attempt").querySelector(".restore-status").textContent = t(
+      "The code of attempt {number} is in the editor; it is saved as your draft. Ctrl+Z in the editor takes it back.",
+      { number: shownAttempt.number },
+    );
+  });
 })();

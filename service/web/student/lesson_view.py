@@ -1,6 +1,8 @@
 """What the student's lesson page shows: their answers, attempts, score, draft, and reveals.
 
 Everything here is read for one user; nothing of another student's work is ever loaded.
+The attempts are the newest ATTEMPTS_LISTED, without their code; one attempt whole, and the
+rest of the list, are attempt_view's.
 The sample solution, the question answers and the hidden cases' details are in the page only
 when `revealed`; every verdict on it is its student's view (core.student_views).
 """
@@ -18,7 +20,7 @@ from core.overrides import Override
 from core.placements import Closed, Policy, Reveal, StudentException
 from core.questions import ChoiceQuestion, MatchQuestion, Question
 from core.runs import RunStatus
-from core.student_views import StudentView, student_view
+from core.student_views import StoredVerdict, StudentView, student_view
 from service.store import (
     drafts,
     grades,
@@ -29,7 +31,12 @@ from service.store import (
     work,
 )
 from service.store.models import Placement, QuestionAnswer, Submission, SubmissionStatus
+from service.store.work import AttemptRow
 from service.web.student import actions
+
+# the newest attempts the lesson page lists; the rest are a link away (attempt_pages), so
+# that 200 attempts make no longer a page than 10 (and none of their code is in it)
+ATTEMPTS_LISTED = 10
 
 
 @dataclass(frozen=True)
@@ -41,7 +48,8 @@ class LessonPage:
     policy: Policy  # the student's own: the placement's, with their exception
     exception: StudentException | None  # theirs, shown to them alone
     answers: Mapping[str, QuestionAnswer]
-    attempts: list[Submission]  # newest first
+    attempts: list[AttemptRow]  # the newest ATTEMPTS_LISTED, newest first, without their code
+    shown: Submission | None  # the newest graded submission, whose verdict the page shows
     score: LessonScore  # the teacher's to see while the placement holds it (not shown then)
     comment: Text | None  # why the score is what it is: the LMS shows the same sentence
     override: Override | None  # the teacher's, with its comment, while it stands
@@ -78,14 +86,19 @@ class LessonPage:
         )
 
     @property
-    def latest(self) -> Submission | None:
+    def latest(self) -> AttemptRow | None:
         """Return the newest submission, graded or not."""
         return self.attempts[0] if self.attempts else None
 
     @property
-    def shown(self) -> Submission | None:
-        """Return the newest graded submission, whose verdict the page shows."""
-        return next((s for s in self.attempts if s.status == SubmissionStatus.GRADED), None)
+    def attempt_count(self) -> int:
+        """Return how many submissions the student has made (listed or not)."""
+        return self.attempts[0].number if self.attempts else 0  # the newest's number
+
+    @property
+    def more_listed(self) -> bool:
+        """Return whether older attempts than those listed here exist."""
+        return self.attempt_count > len(self.attempts)
 
     def shows_answer(self, question_id: str) -> bool:
         """Return whether a question's answer may be shown: revealed, and no longer open.
@@ -100,11 +113,9 @@ class LessonPage:
         """Return the shown submission's verdict as its student may see it."""
         return None if self.shown is None else self.seen(self.shown)
 
-    def seen(self, submission: Submission) -> StudentView | None:
+    def seen(self, submission: Submission | AttemptRow) -> StudentView | None:
         """Return a submission's verdict as its student may see it (None until it is graded)."""
-        if submission.status != SubmissionStatus.GRADED:
-            return None
-        return student_view(submission, self.revealed)
+        return seen(submission, submission.status, self.revealed)
 
     @property
     def reveals_later(self) -> bool:
@@ -129,6 +140,15 @@ class LessonPage:
     def pending(self) -> bool:
         """Return whether a submission is still queued or running."""
         return self.latest is not None and self.latest.status != SubmissionStatus.GRADED
+
+
+def seen(stored: StoredVerdict, status: str, revealed: bool) -> StudentView | None:
+    """Return a submission's verdict as its student may see it, None until it is graded.
+
+    One rule for every verdict of the student's pages: a submission queued again (a
+    teacher's regrade) shows none until its new one is saved.
+    """
+    return student_view(stored, revealed) if status == SubmissionStatus.GRADED else None
 
 
 @dataclass(frozen=True)
@@ -172,9 +192,15 @@ def lesson_page(asker: actions.Asker, placement_id: int) -> LessonPage:
     """Load the placement's lesson and this user's work on it; Refused when not theirs."""
     placement, lesson = actions.open_placement(asker, placement_id)
     store, user_id, now = asker.store, asker.user.user_id, asker.now
+    draft = drafts.load(store, placement_id, user_id)
     with store.reading() as session:
         answers = {a.question_id: a for a in work.answers(session, placement_id, user_id)}
-        attempts = work.submissions(session, placement_id, user_id)
+        attempts = work.attempt_rows(session, placement_id, user_id, ATTEMPTS_LISTED)
+        shown = work.newest(session, placement_id, user_id, graded=True)
+        # the editor opens with the draft, else the newest code (often the graded one's)
+        newest = shown if shown is not None and shown.id == attempts[0].id else None
+        if newest is None and draft is None and attempts:
+            newest = work.newest(session, placement_id, user_id)
         used = submissions.attempts_used(session, placement_id, user_id)
         scored = grades.scored(session, placement, lesson, user_id)
         found = policy_exceptions.get(session, placement_id, user_id)
@@ -182,7 +208,6 @@ def lesson_page(asker: actions.Asker, placement_id: int) -> LessonPage:
     exception = found.exception if found is not None else None
     policy = policies.policy_of(placement, exception)
     revealed = actions.reveals(asker, placement, used)
-    draft = drafts.load(store, placement_id, user_id)
     starter = lesson.exercise.starter_code if lesson.exercise else ""
     return LessonPage(
         placement=placement,
@@ -191,6 +216,7 @@ def lesson_page(asker: actions.Asker, placement_id: int) -> LessonPage:
         exception=exception,
         answers=answers,
         attempts=attempts,
+        shown=shown,
         score=scored.score,
         comment=comment,
         override=scored.override,
@@ -198,7 +224,7 @@ def lesson_page(asker: actions.Asker, placement_id: int) -> LessonPage:
         revealed=revealed,
         closed=policy.closed(now, used, revealed),
         questions_closed=policy.closed(now),
-        code=draft.source if draft else (attempts[0].source if attempts else starter),
+        code=draft.source if draft else (newest.source if newest else starter),
     )
 
 
