@@ -128,4 +128,11 @@ JS_WORDS: tuple[str, ...] = (
     N_("Sending your code…"),
     N_("Your code was not taken; try again."),
     N_("Your code could not be sent; check your connection and try again."),
+    # practice runs (the Run button)
+    N_("Your practice run is waiting for a sandbox…"),
+    N_("Running your code (a practice run)…"),
+    N_("Practice run done."),
+    N_("Practice run done: {verdict}"),
+    N_("Waiting for your previous run to stop…"),
+    N_("The practice run could not be followed; reload."),
 )
