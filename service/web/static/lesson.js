@@ -381,8 +381,9 @@
     }
     practiceBox.innerHTML = result.body.practice;
     var shown = document.getElementById("practice-result");
-    var title = shown ? shown.querySelector("h3").textContent.trim() : "";
-    practiceStatus.textContent = title ? t("Practice run done: {verdict}", { verdict: title })
+    var verdict = shown && shown.querySelector(".practice-verdict");
+    practiceStatus.textContent = verdict
+      ? t("Practice run done: {verdict}", { verdict: verdict.textContent.trim() })
       : PRACTICE_STATES.done;
     if (shown) {
       shown.focus();
