@@ -3,7 +3,7 @@ from datetime import timedelta
 
 import pytest
 from kombu import serialization
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 import workers.sweep
 import workers.tasks  # noqa: F401  registers the tasks by name
@@ -183,3 +183,23 @@ def test_the_sweep_purges_expired_logins_and_nonces(worker, celery_app, store, s
     assert celery_app.tasks[TaskName.SWEEP].apply().get()["purged"] == 0
     monkeypatch.setattr(workers.sweep, "_purged_at", -workers.sweep.PURGE_EVERY_S)
     assert celery_app.tasks[TaskName.SWEEP].apply().get()["purged"] == 1
+
+
+def test_the_sweep_deletes_practice_runs_a_day_old(worker, celery_app, store, sent, monkeypatch):
+    from service.store import practice_runs, submissions
+    from service.store.models import PracticeRun
+
+    monkeypatch.setattr(workers.sweep, "_purged_at", None)  # no purge yet in this process
+    placed = place(store)
+    kept_s = worker.settings.run_kept_s  # a day
+    for age_s in (kept_s + 60, 60):
+        with store.transaction() as connection:
+            submissions.lock_author(connection, placed.user_id)
+            practice_runs.queue_new(
+                connection, placed.placement_id, placed.user_id, "x", None,
+                utcnow() - timedelta(seconds=age_s),
+            )  # fmt: skip
+    swept = celery_app.tasks[TaskName.SWEEP].apply().get()
+    assert swept["purged"] == 1
+    with store.session() as session:
+        assert session.scalar(select(func.count()).select_from(PracticeRun)) == 1

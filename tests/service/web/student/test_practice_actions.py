@@ -327,3 +327,20 @@ def test_the_pages_run_partial_lists_the_cases_as_a_verdict_does(app, client, st
     assert 'id="practice-result"' in html and 'aria-label="Cases of the practice run"' in html
     assert 'id="practice-case-1"' in html and 'id="case-1"' not in html  # no id clash
     assert "0 of 4 cases passed" in text_of(html)
+
+
+def test_a_run_the_grader_lost_says_so_and_costs_nothing(app, client, store, student):
+    def breaks(request):
+        raise OSError("the sandbox broke")
+
+    run_id = run(client, student.placement_id).get_json()["id"]
+    settings = extensions.settings(app)
+    for _ in range(settings.grade_attempts):
+        practice_stored(store, extensions.catalog(app), FakeSandbox(breaks), settings, run_id)
+    result = client.get(f"/api/runs/{run_id}").get_json()["result"]
+    assert result["grader_failed"] is True and result["status"] == "error"
+    assert result["feedback"].startswith("The grader lost your run (3 tries).")
+    assert result["cases"] == [] and result["input"] is None
+    shown = client.get(f"/lessons/{student.placement_id}/runs/{run_id}").get_json()
+    assert "This is our fault, not yours: run it again." in text_of(shown["practice"])
+    assert counts(store, Submission) == [0]
