@@ -146,3 +146,28 @@ def wait_for_runs(pipeline, ids, timeout):
             return True
         time.sleep(0.1)
     return False
+
+
+def test_a_run_whose_worker_was_killed_is_done_once_by_another(
+    tmp_path, redis_server, database_url
+):
+    pipeline = Pipeline(tmp_path, redis_server, database_url, sandbox="warm")
+    try:
+        first = pipeline.start_worker(concurrency=1)
+        pipeline.student()
+        run_id = start_run(pipeline, "import time\ntime.sleep(2.5)\n" + SOLUTION)
+        deadline = time.monotonic() + scaled(30)
+        while run_rows(pipeline, [run_id])[run_id].status != "running":
+            assert time.monotonic() < deadline, "the run never started"
+            time.sleep(0.05)
+        time.sleep(0.5)
+        first.kill()  # SIGKILL to the worker, its pool and its sandboxes, mid-run
+        pipeline.start_worker(concurrency=1)
+        assert wait_for_runs(pipeline, [run_id], scaled(60)), run_rows(pipeline, [run_id])
+        with pipeline.store.session() as session:
+            kept = session.get(PracticeRun, run_id)
+            # the sweep sent it again once its lease ran out; its new worker ran it whole
+            assert (kept.run_status, kept.claims, kept.replaced) == ("passed", 2, False)
+            assert kept.grader_error is None and len(kept.cases) == 4
+    finally:
+        pipeline.stop()
