@@ -38,6 +38,16 @@ class Exercise:
     expected_output: str  # expected_output.txt; "" when the cases say what to expect
     cases: tuple[Case, ...]  # the implicit one (expected_output.txt) without `cases`
     has_cases: bool = False  # exercise.yaml lists `cases`
+    # exercise.yaml's `stdin: true | false`; None: the program reads stdin when a visible
+    # case gives it one (the page then offers an input box for a practice run)
+    stdin: bool | None = None
+
+    @property
+    def reads_stdin(self) -> bool:
+        """Return whether the program reads its stdin, as the page's input box is offered."""
+        if self.stdin is not None:
+            return self.stdin
+        return any(case.stdin for case in self.cases if not case.hidden)
 
     @property
     def starter_code(self) -> str:
@@ -98,10 +108,11 @@ class Catalog:
         return self.lessons.get(lesson_id)
 
     def longest_grading_s(self) -> float:
-        """Return the longest an exercise's cases may run, one after another, in seconds."""
+        """Return the longest an exercise's cases may run, one after another, in seconds, and
+        one run more: a practice run's on the student's own input (core.practice)."""
         return max(
             (
-                len(lesson.exercise.cases) * (lesson.exercise.limits.time_s + _RUN_GRACE_S)
+                (len(lesson.exercise.cases) + 1) * (lesson.exercise.limits.time_s + _RUN_GRACE_S)
                 for lesson in self.lessons.values()
                 if lesson.exercise is not None
             ),
@@ -284,8 +295,11 @@ def _exercise(path: Path) -> Exercise:
         path,
         data,
         required={"title", "prompt", "entrypoint"},
-        optional={"compare", "tolerance", "limits", "points", "cases"},
+        optional={"compare", "tolerance", "limits", "points", "cases", "stdin"},
     )
+    reads = data.get("stdin")
+    if reads is not None and not isinstance(reads, bool):
+        raise LessonError(str(path), "stdin", "must be true or false")
     entrypoint = fields.text(path, data, "entrypoint")
     if "/" in entrypoint or not entrypoint.endswith(".py"):
         raise LessonError(str(path), "entrypoint", "must be a .py file name in starter/")
@@ -328,6 +342,7 @@ def _exercise(path: Path) -> Exercise:
         expected_output=expected,
         cases=cases,
         has_cases="cases" in data,
+        stdin=reads,
     )
 
 

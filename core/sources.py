@@ -1,7 +1,8 @@
 """A student's source, checked before anything runs it: its size, UTF-8, no NUL character.
 
 One check for every door a source comes in by (the JSON API, the lesson page's form, the
-CLI, and the grader itself), with one sentence per fault.
+CLI, and the grader itself), with one sentence per fault; and the same for the input a
+student gives a practice run (its stdin), which is smaller.
 """
 
 from __future__ import annotations
@@ -11,6 +12,10 @@ import enum
 from core.errors import Refusal
 from core.messages import Message, say
 from core.runs import MAX_SOURCE_BYTES
+
+# a practice run's own input (the page's input box): a few lines of numbers or words; a
+# case of a lesson may give 64 KiB, but nobody types that into a box
+MAX_INPUT_BYTES = 16 * 1024
 
 
 class Fault(enum.StrEnum):
@@ -66,4 +71,23 @@ def check_source(raw: bytes) -> str:
         raise SourceRefused(Fault.NOT_UTF8, refusal) from None
     if "\x00" in text:
         raise SourceRefused(Fault.NUL_CHARACTER, say("The code contains a NUL character."))
+    return text
+
+
+def check_input(text: str) -> str:
+    """Return the input a student gives a practice run; raise SourceRefused unless it may
+    be its stdin (16 KiB of UTF-8 text, no NUL character)."""
+    try:
+        raw = text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise SourceRefused(Fault.NOT_UTF8, say("The input is not valid UTF-8 text.")) from None
+    if len(raw) > MAX_INPUT_BYTES:
+        words = say(
+            "The input is larger than {limit} KiB ({size} bytes).",
+            limit=MAX_INPUT_BYTES // 1024,
+            size=len(raw),
+        )
+        raise SourceRefused(Fault.TOO_LARGE, words)
+    if "\x00" in text:
+        raise SourceRefused(Fault.NUL_CHARACTER, say("The input contains a NUL character."))
     return text

@@ -147,12 +147,24 @@ def grade_in_turns(
     requests = [
         case.request(files, exercise.entrypoint, exercise.limits) for case in exercise.cases
     ]
+    results = run_in_turns(sandbox, requests, done, turn)
+    return results if isinstance(results, Paused) else judge(exercise, results)
+
+
+def run_in_turns(
+    sandbox: Sandbox,
+    requests: Sequence[RunRequest],
+    done: Sequence[RunResult] = (),
+    turn: Turn | None = None,
+) -> tuple[RunResult, ...] | Paused:
+    """Run the requests from where an earlier turn left them (`done`: the first ones'
+    results), in order; Paused once the turn is used up and others wait."""
     results = list(done[: len(requests)])
     ran = _run_from(sandbox, requests, len(results), turn)
     results += ran.results
     if len(results) < len(requests):
         return Paused(tuple(results), ran.tried)
-    return judge(exercise, results)
+    return tuple(results)
 
 
 def _run_from(

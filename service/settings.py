@@ -25,6 +25,11 @@ class Settings:
     # the submission pipeline (see ARCHITECTURE.md "How a submission flows")
     submit_rate: int = 10  # submissions a student may make per submit_window_s
     submit_window_s: int = 60
+    # practice runs (the Run button): no attempt, no score, so a rate of their own, and kept
+    # a day (the sweep deletes older ones); one in flight per student whatever the rate
+    run_rate: int = 30  # practice runs a student may start per run_window_s
+    run_window_s: int = 60
+    run_kept_s: int = 86_400
     # live status streams (Server-Sent Events) are short and capped, so that no number of
     # open pages can hold every web thread (see service/web/student/streams.py). A stream holds a
     # gthread thread while open: `codeblanks serve` runs 2 processes x 16 threads, and at

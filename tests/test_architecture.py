@@ -34,7 +34,7 @@ from jinja2 import Environment, nodes
 from core.placements import Reveal
 from core.runs import RunStatus
 from service.queue import TaskName
-from service.store.models import SubmissionStatus, SyncStatus
+from service.store.models import PracticeStatus, SubmissionStatus, SyncStatus
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGES = ("core", "service", "workers", "demo")
@@ -44,7 +44,7 @@ OTHER_PROGRAMS = ("demo/",)
 TASK_NAMES = {name.value for name in TaskName}
 # the enums whose members the pages show: their words are never spelled out to compare with
 # or to key a table by (a view model's property says what a status means, labels.py words it)
-PAGE_ENUMS = (RunStatus, SubmissionStatus, SyncStatus, Reveal)
+PAGE_ENUMS = (RunStatus, SubmissionStatus, PracticeStatus, SyncStatus, Reveal)
 WORDS = {member.value for kind in PAGE_ENUMS for member in kind}
 TEMPLATES = REPO / "service" / "web" / "templates"
 LABELS = "service/web/labels.py"
@@ -288,6 +288,7 @@ STUDENT_ACTIONS = (
     "service/web/student/lesson_view.py",
     "service/web/student/course_view.py",
     "service/web/student/attempt_view.py",
+    "service/web/student/practice_actions.py",
 )
 ASKER_PARTS = {"Store", "Catalog", "Settings", "SignedIn", "datetime"}
 ACTION_PARAMETERS = 4  # the asker, and what the request names: answer's placement, question, answer
@@ -424,6 +425,7 @@ SENDERS = {
 SEND_NAMES = {
     "send",
     "send_grade",
+    "send_practice",
     "send_sync",
     "send_roster_read",
     "send_results_read",

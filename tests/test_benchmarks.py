@@ -58,3 +58,32 @@ def test_the_isolation_steps_are_each_measured_inside_the_sandbox_s_interpreter(
     assert all(ms > 0 for ms in result["fork_ms"].values())
     assert result["warm_run_ms"] > 0
     assert set(result["five_cases_in_runs"]) == {"one_after_another", "at_once"}
+
+
+@pytest.mark.slow
+@pytest.mark.redis
+@pytest.mark.celery
+@pytest.mark.bwrap
+def test_the_practice_run_benchmark_times_every_lesson_through_the_served_app() -> None:
+    done = subprocess.run(
+        [sys.executable, "benchmarks/practice_run.py", "--runs", "2", "--json"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["runs"] == 2 and result["concurrency"] == 1
+    lessons = result["lessons"]
+    # the seed lesson's one case; four visible cases of six; the student's input and four
+    runs = {lesson: figures["sandbox_runs"] for lesson, figures in lessons.items()}
+    assert runs == {
+        "expert/what-is-attention": 1,
+        "expert/scaled-dot-product": 4,
+        "expert/positional-encoding": 5,
+    }
+    for figures in lessons.values():  # every figure was measured (printed, never judged)
+        for key in ("done_ms", "shown_ms", "server_ms"):
+            assert set(figures[key]) == {"median", "p95"} and figures[key]["median"] > 0
+    assert "practice runs: POST to result" in done.stdout

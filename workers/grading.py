@@ -5,17 +5,11 @@ Celery-free, so that tests drive it directly; workers.tasks wraps it in a task.
 
 from __future__ import annotations
 
-import contextlib
 import enum
 import logging
-import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TypeVar
-
-from sqlalchemy.exc import DBAPIError
 
 from core.errors import GraderError
 from core.lessons import Catalog, Lesson
@@ -27,11 +21,10 @@ from service.store import submissions
 from service.store.database import Store
 from service.store.models import utcnow
 from service.store.submissions import After, Claim, Held
+from workers.leases import look_again_s, renewing, saved
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 
-_SAVE_TRIES = 6  # ~30 s of backoff: a database that blinks does not cost a run
 # A submission's turn: after this much sandbox time it lets another student's waiting work go
 # first. A right answer to the six-case lesson takes about 0.4 s, so it never pauses; an
 # endless loop pauses after its first case's time limit instead of holding the queue for all
@@ -83,14 +76,18 @@ def grade_stored(
     if claimed is None:
         return Graded(Outcome.NOTHING_TO_DO)
     if isinstance(claimed, Held):
-        return Graded(Outcome.HELD, retry_in_s=_until(claimed, clock()))
+        return Graded(Outcome.HELD, retry_in_s=look_again_s(claimed, clock()))
     lesson = catalog.lesson(claimed.lesson_id)
     if claimed.claims > settings.grade_attempts:
         # claimed this often without a verdict: workers died on it; stop feeding it to them
         problem = f"no verdict after {claimed.claims - 1} claims (lost workers)"
         return _give_up(store, claimed, lesson, problem, clock)
+
+    def renew() -> bool:
+        return submissions.renew(store, claimed, settings.lease_s, clock())
+
     try:
-        with _renewing(store, claimed, settings.lease_s, clock):
+        with renewing(renew, settings.lease_s, f"submission {submission_id}"):
             verdict = _grade(lesson, sandbox, claimed, store)
     except Exception as exc:  # noqa: BLE001  any failure here is ours, never the student's
         problem = f"{type(exc).__name__}: {exc}"
@@ -102,10 +99,10 @@ def grade_stored(
         )  # fmt: skip
         if last:
             return _give_up(store, claimed, lesson, problem, clock)
-        _save(lambda: submissions.release(store, claimed, clock(), problem=problem))
+        saved(lambda: submissions.release(store, claimed, clock(), problem=problem))
         return Graded(Outcome.RETRY, retry_in_s=2.0**claimed.claims)
     if isinstance(verdict, PausedCases):
-        paused = _save(
+        paused = saved(
             lambda: submissions.pause(store, claimed, verdict.done, clock(), verdict.tried)
         )
         if not paused:
@@ -113,7 +110,7 @@ def grade_stored(
         # its turn is over: behind every fresh submission of its queue
         again = GradeMessage(submission_id, Queue(queue or Queue.GRADE), Order.LATER)
         return Graded(Outcome.PAUSED, follows=(again,))
-    after = _save(lambda: submissions.finish(store, claimed, verdict, clock(), lesson=lesson))
+    after = saved(lambda: submissions.finish(store, claimed, verdict, clock(), lesson=lesson))
     return _followed(Outcome.GRADED, after)
 
 
@@ -124,7 +121,7 @@ def _give_up(
     problem: str,
     clock: Callable[[], datetime],
 ) -> Graded:
-    after = _save(lambda: submissions.fail(store, claimed, problem, clock(), lesson=lesson))
+    after = saved(lambda: submissions.fail(store, claimed, problem, clock(), lesson=lesson))
     return _followed(Outcome.GAVE_UP, after)
 
 
@@ -160,51 +157,3 @@ def _grade(
         cut = tuple(case.name for i, case in enumerate(cases) if i in graded.tried)
         return PausedCases(tuple((case.name, result) for case, result in ran), cut)
     return graded
-
-
-@contextlib.contextmanager
-def _renewing(
-    store: Store, claimed: Claim, lease_s: int, clock: Callable[[], datetime]
-) -> Iterator[None]:
-    """Renew the claim's lease every quarter of it while the grading runs: its heartbeat.
-
-    An exercise's cases can take longer together than one lease (each case has the
-    exercise's time limit); a worker that dies stops renewing, so its lease lapses within
-    `lease_s` and the sweep hands the submission to another worker. Three renewals in a row
-    may fail (a busy database) before a live worker loses its lease.
-    """
-    stop = threading.Event()
-
-    def renew() -> None:
-        while not stop.wait(lease_s / 4):
-            try:
-                if not submissions.renew(store, claimed, lease_s, clock()):
-                    return  # taken over: the verdict will be fenced out anyway
-            except DBAPIError as exc:
-                log.warning(
-                    "cannot renew the lease of submission %s: %s", claimed.submission_id, exc
-                )
-
-    thread = threading.Thread(target=renew, name=f"lease-{claimed.submission_id}", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join()
-
-
-def _save(write: Callable[[], T]) -> T:
-    """Run a fenced write, trying again while the database is unreachable."""
-    for attempt in range(_SAVE_TRIES):
-        try:
-            return write()
-        except DBAPIError:
-            if attempt == _SAVE_TRIES - 1:
-                raise
-            time.sleep(0.5 * 2**attempt)
-    raise AssertionError("unreachable")
-
-
-def _until(held: Held, now: datetime) -> float:
-    return max((held.until - now).total_seconds(), 0.0) + 1.0

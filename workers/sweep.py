@@ -1,9 +1,9 @@
 """The sweep: what a lost message or a dead worker left behind, found in the database.
 
-Redis is only the transport: a submission queued too long, one whose worker's lease ran
-out, and a grade sync past its due time are enqueued again; held scores whose release date
-has come are released. Delivering twice is harmless
-(claims and fenced saves make grading idempotent; posting a score twice changes nothing).
+Redis is only the transport: a submission (or a practice run) queued too long, one whose
+worker's lease ran out, and a grade sync past its due time are enqueued again; held scores
+whose release date has come are released. Delivering twice is harmless (claims and fenced
+saves make grading idempotent; posting a score twice changes nothing).
 
 A live worker renews the lease of the submission it grades (workers.grading), so a lease
 that ran out means its worker is gone: every worker sweeps every `sweep_interval_s` (2 s by
@@ -20,9 +20,9 @@ from datetime import timedelta
 from celery import bootsteps
 from celery.worker import WorkController
 
-from service.queue import GradeMessage, SyncMessage, send_sweep
+from service.queue import GradeMessage, PracticeMessage, SyncMessage, send_sweep
 from service.settings import Settings
-from service.store import expiry, grades, outages, releases, submissions
+from service.store import expiry, grades, outages, practice_runs, releases, submissions
 from service.store.database import Store
 from service.store.models import utcnow
 
@@ -33,8 +33,9 @@ class Found:
 
     submissions: list[GradeMessage] = field(default_factory=list)
     turns: list[GradeMessage] = field(default_factory=list)  # waited behind a turn missed
+    runs: list[PracticeMessage] = field(default_factory=list)  # practice runs, stuck or waiting
     syncs: list[SyncMessage] = field(default_factory=list)
-    purged: int = 0  # expired rows deleted (logins, nonces, tokens, failure counts)
+    purged: int = 0  # expired rows deleted (logins, nonces, tokens, failure counts, runs)
 
 
 # a probe of a platform that is away comes back on time, within a second; this late, it is
@@ -50,6 +51,8 @@ def find_stuck(store: Store, settings: Settings) -> Found:
     now = utcnow()
     found = Found(submissions=submissions.stuck(store, now, settings.queued_deadline_s))
     found.turns = submissions.turns_due(store, now)
+    found.runs = practice_runs.stuck(store, now, settings.queued_deadline_s)
+    found.runs += practice_runs.turns_due(store, now)
     with store.session() as session:
         found.syncs = grades.due_syncs(session, now, settings.queued_deadline_s)
         lost = outages.lost_probes(session, now, PROBE_LATE)
@@ -59,6 +62,7 @@ def find_stuck(store: Store, settings: Settings) -> Found:
         found.syncs += [message for message in released if message not in found.syncs]
     if _purged_at is None or time.monotonic() - _purged_at >= PURGE_EVERY_S:
         found.purged = expiry.purge(store, now)
+        found.purged += practice_runs.purge(store, now - timedelta(seconds=settings.run_kept_s))
         _purged_at = time.monotonic()
     return found
 

@@ -1,6 +1,6 @@
 """The Celery tasks, by stable name: thin wrappers that take ids and call workers.grading,
-workers.syncing, workers.sweep, service.lti.roster and service.lti.results with the worker's
-context.
+workers.practicing, workers.syncing, workers.sweep, service.lti.roster and
+service.lti.results with the worker's context.
 
 Each task reads the context its Celery app carries (`WorkerContext.of(self.app)`, made and
 attached at the worker's start by workers.app); no Flask. A task returns how it ended as its
@@ -26,6 +26,7 @@ from service.lti.roster import sync_roster
 from service.queue import TaskName, send
 from workers.context import WorkerContext
 from workers.grading import Outcome, grade_stored
+from workers.practicing import Practiced, practice_stored
 from workers.sweep import find_stuck
 from workers.syncing import Synced, backoff, sync_pair
 
@@ -78,6 +79,26 @@ def grade_submission(self: Task, submission_id: int) -> Outcome:
     return graded.outcome
 
 
+@shared_task(
+    name=TaskName.RUN_PRACTICE.value,
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    max_retries=None,
+)
+def run_practice(self: Task, run_id: int) -> Practiced:
+    """Run a stored practice run once (no attempt, no grade); then send its author's next."""
+    ctx = WorkerContext.of(self.app)
+    try:
+        ran = practice_stored(ctx.store, ctx.catalog, ctx.sandbox(), ctx.settings, run_id)
+    except DBAPIError as exc:
+        _retry(self, backoff(self.request.retries + 1), exc)
+    if ran.outcome in (Practiced.HELD, Practiced.RETRY):
+        _retry(self, ran.retry_in_s)
+    send(self.app, ran.follows)  # decided as the run's end (or pause) was saved
+    return ran.outcome
+
+
 @shared_task(name=TaskName.SYNC_GRADE.value, bind=True, acks_late=True, max_retries=None)
 def sync_grade(self: Task, user_id: int, placement_id: int) -> Synced:
     """Post the user's lesson score on the placement to the LMS, with backoff on failure."""
@@ -104,10 +125,11 @@ def sweep(self: Task) -> dict[str, int]:
     """Enqueue again what is stuck: submissions past their deadline, syncs past due."""
     ctx = WorkerContext.of(self.app)
     found = find_stuck(ctx.store, ctx.settings)
-    send(self.app, [*found.submissions, *found.turns, *found.syncs])
+    send(self.app, [*found.submissions, *found.turns, *found.runs, *found.syncs])
     return {
         "submissions": len(found.submissions),
         "turns": len(found.turns),
+        "runs": len(found.runs),
         "syncs": len(found.syncs),
         "purged": found.purged,
     }

@@ -2,12 +2,13 @@
 
 The service never imports task bodies (they live in workers.tasks): it sends by name, with a
 named record per message, so that no two callers can disagree on the order of the ids.
-Queues: `grade` (students' runs), `regrade` (bulk regrades, served by workers of their own
-so that they never delay a student), `sync` (grade posts to the LMS, roster and results
-reads, and the sweep). A grading whose turn is over goes back to its queue `later`: kombu's
-Redis transport keeps a list per priority step and pops the first step of every queue a
-worker serves before the last, so that it waits behind every fresh message. The Celery app
-itself is in service.queue.broker; importing this module is cheap (the store uses its names).
+Queues: `grade` (students' gradings and practice runs), `regrade` (bulk regrades, served by
+workers of their own so that they never delay a student), `sync` (grade posts to the LMS,
+roster and results reads, and the sweep). A grading whose turn is over goes back to its
+queue `later`: kombu's Redis transport keeps a list per priority step and pops the first
+step of every queue a worker serves before the last, so that it waits behind every fresh
+message. The Celery app itself is in service.queue.broker; importing this module is cheap
+(the store uses its names).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ class TaskName(enum.StrEnum):
     SWEEP = "codeblanks.sweep"
     REFRESH_ROSTER = "codeblanks.refresh_roster"
     READ_RESULTS = "codeblanks.read_results"
+    RUN_PRACTICE = "codeblanks.run_practice"
 
 
 class Order(enum.StrEnum):
@@ -60,6 +62,15 @@ class GradeMessage:
 
     submission_id: int
     queue: Queue = Queue.GRADE
+    order: Order = Order.FRESH
+
+
+@dataclass(frozen=True)
+class PracticeMessage:
+    """Run one stored practice run, on the students' queue (it shares their workers and their
+    fair share: a practice run waits in line, and takes turns, as a submission does)."""
+
+    run_id: int
     order: Order = Order.FRESH
 
 
@@ -85,7 +96,7 @@ class ResultsMessage:
     placement_id: int
 
 
-Message = GradeMessage | SyncMessage | RosterMessage | ResultsMessage
+Message = GradeMessage | PracticeMessage | SyncMessage | RosterMessage | ResultsMessage
 
 
 def send(celery_app: Celery, messages: Iterable[Message]) -> int:
@@ -98,6 +109,8 @@ def send(celery_app: Celery, messages: Iterable[Message]) -> int:
     for message in messages:
         if isinstance(message, GradeMessage):
             sent += send_grade(celery_app, message)
+        elif isinstance(message, PracticeMessage):
+            sent += send_practice(celery_app, message)
         elif isinstance(message, SyncMessage):
             sent += send_sync(celery_app, message)
         elif isinstance(message, RosterMessage):
@@ -112,11 +125,13 @@ def send_grade(celery_app: Celery, message: GradeMessage) -> bool:
     away. FIRST and LATER hold over Redis only; elsewhere they go to the tail like any other.
     """
     args = [message.submission_id]
-    if message.order is Order.FIRST:
-        return _send(celery_app, TaskName.GRADE_SUBMISSION, args, message.queue, first=True)
-    if message.order is Order.LATER:
-        return _send(celery_app, TaskName.GRADE_SUBMISSION, args, message.queue, priority=LATER)
-    return _send(celery_app, TaskName.GRADE_SUBMISSION, args, message.queue)
+    return _send_in(message.order, celery_app, TaskName.GRADE_SUBMISSION, args, message.queue)
+
+
+def send_practice(celery_app: Celery, message: PracticeMessage) -> bool:
+    """Send a practice run to the students' queue, in its order; return False (and log) if
+    the broker is away (the sweep sends it again: service.store.practice_runs.stuck)."""
+    return _send_in(message.order, celery_app, TaskName.RUN_PRACTICE, [message.run_id], Queue.GRADE)
 
 
 def send_sync(celery_app: Celery, message: SyncMessage) -> bool:
@@ -138,6 +153,17 @@ def send_results_read(celery_app: Celery, message: ResultsMessage) -> bool:
 def send_sweep(celery_app: Celery, expires_s: float) -> bool:
     """Send a sweep that expires after `expires_s` (the next one is on its way by then)."""
     return _send(celery_app, TaskName.SWEEP, [], Queue.SYNC, expires=expires_s)
+
+
+def _send_in(
+    order: Order, celery_app: Celery, name: TaskName, args: list[int], queue: Queue
+) -> bool:
+    """Send a run of the sandbox (a grading, a practice run) in its order."""
+    if order is Order.FIRST:
+        return _send(celery_app, name, args, queue, first=True)
+    if order is Order.LATER:
+        return _send(celery_app, name, args, queue, priority=LATER)
+    return _send(celery_app, name, args, queue)
 
 
 def _send(

@@ -39,6 +39,14 @@ class SubmissionStatus(enum.StrEnum):
     GRADED = "graded"
 
 
+class PracticeStatus(enum.StrEnum):
+    """Where a practice run is in its life (the `practice_runs.status` column)."""
+
+    QUEUED = "queued"
+    RUNNING = "running"  # a worker holds its lease
+    DONE = "done"
+
+
 class SyncStatus(enum.StrEnum):
     """Where a grade sync is (the `grade_syncs.status` column)."""
 
@@ -290,6 +298,48 @@ class Submission(Base):
     progress: Mapped[Any] = mapped_column(JSON, nullable=True)
     grader_error: Mapped[str | None]
     graded_at: Mapped[datetime | None]
+
+
+class PracticeRun(Base):
+    """A student's practice run (the page's Run button): their code on the exercise's
+    visible cases and on an input of their own. No submission: it counts as no attempt,
+    changes no score and reaches no LMS, so no query of submissions ever meets one.
+
+    status: queued -> running (a worker holds `lease_token` until `lease_expires_at`) ->
+    done, or back to queued when it pauses to let others go first (its runs so far kept in
+    `progress`). A student has one in flight: a newer run replaces a queued one at once, and
+    a running one at its next case (`replaced`), and waits for it (`enqueued_at` None). Once
+    done it keeps what its student sees, as a verdict is kept: `run_status`, `duration_ms`,
+    `message` and the visible cases' records (`cases`), and the run on their input
+    (`on_input`, core.practice.InputRun.record). The sweep deletes it a day later.
+    """
+
+    __tablename__ = "practice_runs"
+    __table_args__ = (
+        Index(None, "user_id", "created_at"),
+        Index(None, "status", "enqueued_at"),
+        Index(None, "created_at"),
+    )
+    id: Mapped[int] = mapped_column(primary_key=True)
+    placement_id: Mapped[int] = mapped_column(ForeignKey("placements.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    source: Mapped[str]
+    stdin: Mapped[str | None]  # None: no input of the student's (the page's box not offered)
+    status: Mapped[str] = mapped_column(String(16), default=PracticeStatus.QUEUED)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    enqueued_at: Mapped[datetime | None]  # None while it waits for its author's run before it
+    lease_token: Mapped[str | None] = mapped_column(String(32))
+    lease_expires_at: Mapped[datetime | None]
+    claims: Mapped[int] = mapped_column(Integer, default=0)
+    progress: Mapped[Any] = mapped_column(JSON, nullable=True)
+    replaced: Mapped[bool] = mapped_column(default=False)  # ended unrun: a newer one came
+    run_status: Mapped[str | None] = mapped_column(String(16))
+    duration_ms: Mapped[int | None]
+    message: Mapped[Any] = mapped_column(JSON, nullable=True)
+    cases: Mapped[Any] = mapped_column(JSON, nullable=True)
+    on_input: Mapped[Any] = mapped_column(JSON, nullable=True)
+    grader_error: Mapped[str | None]
+    finished_at: Mapped[datetime | None]
 
 
 class QuestionAnswer(Base):

@@ -12,7 +12,8 @@ with its message sent, or running), a new one waits (queued, `enqueued_at` null)
 when the one before is graded, at the tail of the queue, behind every other student's. So a
 student with ten endless loops holds one place in the queue, not ten. A grading that has had
 its slice of the sandbox pauses when others wait (core.verdicts.Turn): its cases' results so
-far are kept (`progress`) and it goes to the tail again.
+far are kept (`progress`) and it goes to the tail again. A practice run (practice_runs.py)
+waiting in the students' queue is other students' work too (fair_share.py).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from core.messages import say, to_json
 from core.runs import RunResult, RunStatus, result_from, result_record
 from core.verdicts import Verdict
 from service.queue import GradeMessage, Message, Order, Queue, SyncMessage
-from service.store import grades
+from service.store import fair_share, grades
 from service.store.database import Store, changed
 from service.store.models import Course, Placement, Regrade, Submission, User
 from service.store.models import SubmissionStatus as Status
@@ -225,17 +226,6 @@ _SEND = (
     update(Submission)
     .where(Submission.id == bindparam("submission_id"), Submission.enqueued_at.is_(None))
     .values(enqueued_at=bindparam("now"))
-)
-# another student's submission whose message waits in the same queue
-_OTHERS_WAIT = (
-    select(Submission.id)
-    .where(
-        Submission.queue == bindparam("in_queue"),
-        Submission.status == Status.QUEUED,
-        Submission.enqueued_at.is_not(None),
-        Submission.user_id != bindparam("user"),
-    )
-    .limit(1)
 )
 
 
@@ -497,10 +487,9 @@ def pause(
 
 
 def others_wait(store: Store, held: Claim) -> bool:
-    """Return whether another student's submission waits in the claim's queue."""
-    with store.reading() as session:
-        found = session.execute(_OTHERS_WAIT, {"in_queue": held.queue, "user": held.user_id})
-        return found.first() is not None
+    """Return whether another student's work (a submission; on the students' queue, a
+    practice run too) waits in the claim's queue."""
+    return fair_share.others_wait(store, held.user_id, held.queue)
 
 
 def turns_due(store: Store, now: datetime, limit: int = 500) -> list[GradeMessage]:

@@ -135,4 +135,11 @@ JS_WORDS: tuple[str, ...] = (
         "The code of attempt {number} is in the editor; it is saved as your draft. Ctrl+Z in "
         "the editor takes it back."
     ),
+    # practice runs (the Run button)
+    N_("Your practice run is waiting for a sandbox…"),
+    N_("Running your code (a practice run)…"),
+    N_("Practice run done."),
+    N_("Practice run done: {verdict}"),
+    N_("Waiting for your previous run to stop…"),
+    N_("The practice run could not be followed; reload."),
 )

@@ -19,7 +19,7 @@ from flask_babel import pgettext
 
 from core.placements import Reveal
 from core.runs import RunStatus
-from service.store.models import SubmissionStatus, SyncStatus
+from service.store.models import PracticeStatus, SubmissionStatus, SyncStatus
 
 Status = TypeVar("Status", bound=enum.StrEnum)
 
@@ -29,6 +29,7 @@ def init_app(app: Flask) -> None:
     app.add_template_global(status_label, "status_label")
     app.add_template_global(case_label, "case_label")
     app.add_template_global(submission_state, "submission_state")
+    app.add_template_global(practice_state, "practice_state")
     app.add_template_global(sync_label, "sync_label")
     app.add_template_global(SyncStatus, "SyncStatus")
 
@@ -52,6 +53,15 @@ def submission_statuses() -> dict[SubmissionStatus, str]:
         SubmissionStatus.QUEUED: _("Queued…"),
         SubmissionStatus.RUNNING: _("Running…"),
         SubmissionStatus.GRADED: _("Graded."),
+    }
+
+
+def practice_statuses() -> dict[PracticeStatus, str]:
+    """Return the words of each practice run status (a done one shows what it found)."""
+    return {
+        PracticeStatus.QUEUED: _("Your practice run is waiting for a sandbox…"),
+        PracticeStatus.RUNNING: _("Running your code (a practice run)…"),
+        PracticeStatus.DONE: _("Practice run done."),
     }
 
 
@@ -91,6 +101,11 @@ def case_label(status: object) -> str:
 def submission_state(status: object) -> str:
     """Return a submission's status as words ("Queued…")."""
     return _label(submission_statuses, SubmissionStatus, status)
+
+
+def practice_state(status: object) -> str:
+    """Return a practice run's status as words ("Running your code (a practice run)…")."""
+    return _label(practice_statuses, PracticeStatus, status)
 
 
 def sync_label(status: object) -> str:

@@ -145,6 +145,11 @@ BROKEN = [
     (lambda d: (d / "starter" / HARNESS).write_text("x = 1\n"), "starter", HARNESS),
     (lambda d: (d / "solution" / HARNESS_CONFIG).write_text("{}"), "solution", HARNESS_CONFIG),
     (lambda d: (d / "exercise.yaml").write_text("[" * 5000), "exercise.yaml", None),
+    (
+        lambda d: _edit(d / "exercise.yaml", "points: 5", 'points: 5\nstdin: "yes"'),
+        "exercise.yaml",
+        "stdin",
+    ),
 ]
 
 
@@ -206,12 +211,26 @@ def test_the_seed_lesson_has_its_one_implicit_case(catalog):
 
 
 def test_the_longest_grading_is_every_case_one_after_another(catalog):
-    # the worker's task time limit is the lease plus this: a grading of many cases is no hang
+    # the worker's task time limit is the lease plus this: a grading of many cases is no hang,
+    # nor a practice run of every case and the student's own input
     longest = max(
-        len(lesson.exercise.cases) * (lesson.exercise.limits.time_s + 1.0)
+        (len(lesson.exercise.cases) + 1) * (lesson.exercise.limits.time_s + 1.0)
         for lesson in catalog
         if lesson.exercise is not None
     )
     assert catalog.longest_grading_s() == longest
     scaled = catalog.lesson("expert/scaled-dot-product").exercise
     assert longest >= len(scaled.cases) * scaled.limits.time_s > scaled.limits.time_s
+
+
+def test_an_exercise_reads_stdin_when_a_visible_case_gives_one_or_it_says_so(catalog, seed_copy):
+    # the page's input box for a practice run: positional-encoding's cases read "n d"
+    assert catalog.lesson("expert/positional-encoding").exercise.reads_stdin
+    assert not catalog.lesson("expert/scaled-dot-product").exercise.reads_stdin
+    assert not load_lesson(seed_copy).exercise.reads_stdin
+    _edit(seed_copy / "exercise.yaml", "points: 5", "points: 5\nstdin: true")
+    assert load_lesson(seed_copy).exercise.reads_stdin  # said so: the program reads its input
+    hidden = 'cases: [{name: a, output: "1"}, {name: b, stdin: "2", output: "2", hidden: true}]'
+    _edit(seed_copy / "exercise.yaml", "stdin: true", hidden)
+    (seed_copy / "expected_output.txt").unlink()
+    assert not load_lesson(seed_copy).exercise.reads_stdin  # a hidden case's stdin tells nothing

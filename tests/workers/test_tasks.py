@@ -3,7 +3,7 @@ from datetime import timedelta
 
 import pytest
 from kombu import serialization
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 import workers.sweep
 import workers.tasks  # noqa: F401  registers the tasks by name
@@ -18,6 +18,7 @@ from testkit.factories import SEED, place, submission
 from tests.service import sessions
 from tests.workers.contexts import attach_worker
 from workers.grading import Outcome
+from workers.practicing import Practiced
 from workers.sandbox.fake import FakeSandbox
 from workers.sweep import find_stuck
 from workers.syncing import Synced
@@ -41,6 +42,7 @@ def store(app):
     ("name", "acks_late", "reject_on_worker_lost"),
     [
         (TaskName.GRADE_SUBMISSION, True, True),
+        (TaskName.RUN_PRACTICE, True, True),
         (TaskName.SYNC_GRADE, True, None),
         (TaskName.SWEEP, None, None),
     ],
@@ -79,6 +81,34 @@ def test_grade_submission_grades_then_sends_the_sync(worker, celery_app, store, 
         assert session.get(Submission, sid).run_status == "passed"
 
 
+def test_run_practice_runs_once_and_sends_the_students_next_run(worker, celery_app, store, sent):
+    from service.store import practice_runs, submissions
+    from service.store.models import PracticeRun
+
+    worker.sandboxes[os.getpid()] = FakeSandbox()
+    placed = place(store, SEED, line_item_url="https://lms.example/lineitems/1/lineitem")
+
+    def run_of(source):
+        with store.transaction() as connection:
+            submissions.lock_author(connection, placed.user_id)
+            return practice_runs.queue_new(
+                connection, placed.placement_id, placed.user_id, source, None, utcnow()
+            ).run_id
+
+    first = run_of("# prints: hello")
+    practice_runs.claim(store, first, 30, utcnow())  # a worker has it: the next one waits
+    second = run_of("# prints: again")
+    task = celery_app.tasks[TaskName.RUN_PRACTICE]
+    with store.session() as session:  # its worker died long ago: the lease ran out
+        session.get(PracticeRun, first).lease_expires_at = utcnow() - timedelta(seconds=1)
+    assert task.apply(args=[first]).get() is Practiced.REPLACED
+    assert sent == [Sent(TaskName.RUN_PRACTICE, [second], options={"queue": "grade"})]
+    assert task.apply(args=[second]).get() is Practiced.DONE
+    with store.session() as session:
+        assert session.get(PracticeRun, second).cases[0]["stdout"] == "again"
+        assert session.scalar(select(GradeSync)) is None  # nothing for the LMS
+
+
 def test_without_an_lms_line_item_the_grade_is_kept_at_once(
     worker, celery_app, store, sent, catalog
 ):
@@ -104,7 +134,7 @@ def test_sync_grade_records_a_skip_without_a_poster(worker, celery_app, store, s
     assert task.apply(args=[placed.user_id, placed.placement_id]).get() is Synced.SKIPPED
 
 
-@pytest.mark.parametrize("ended", [*Outcome, *Synced, *RosterRead])
+@pytest.mark.parametrize("ended", [*Outcome, *Practiced, *Synced, *RosterRead])
 def test_a_task_result_is_json_as_its_word(ended):
     """A task returns its enum's member; were Celery to keep results, its JSON is the word."""
     _content_type, _encoding, body = serialization.dumps(ended, serializer="json")
@@ -121,6 +151,7 @@ def test_sweep_task_enqueues_what_is_stuck_on_its_queue(worker, celery_app, stor
     assert celery_app.tasks[TaskName.SWEEP].apply().get() == {
         "submissions": 1,
         "turns": 0,
+        "runs": 0,
         "syncs": 0,
         "purged": 0,
     }
@@ -152,3 +183,23 @@ def test_the_sweep_purges_expired_logins_and_nonces(worker, celery_app, store, s
     assert celery_app.tasks[TaskName.SWEEP].apply().get()["purged"] == 0
     monkeypatch.setattr(workers.sweep, "_purged_at", -workers.sweep.PURGE_EVERY_S)
     assert celery_app.tasks[TaskName.SWEEP].apply().get()["purged"] == 1
+
+
+def test_the_sweep_deletes_practice_runs_a_day_old(worker, celery_app, store, sent, monkeypatch):
+    from service.store import practice_runs, submissions
+    from service.store.models import PracticeRun
+
+    monkeypatch.setattr(workers.sweep, "_purged_at", None)  # no purge yet in this process
+    placed = place(store)
+    kept_s = worker.settings.run_kept_s  # a day
+    for age_s in (kept_s + 60, 60):
+        with store.transaction() as connection:
+            submissions.lock_author(connection, placed.user_id)
+            practice_runs.queue_new(
+                connection, placed.placement_id, placed.user_id, "x", None,
+                utcnow() - timedelta(seconds=age_s),
+            )  # fmt: skip
+    swept = celery_app.tasks[TaskName.SWEEP].apply().get()
+    assert swept["purged"] == 1
+    with store.session() as session:
+        assert session.scalar(select(func.count()).select_from(PracticeRun)) == 1

@@ -403,4 +403,111 @@
       { number: shownAttempt.number },
     );
   });
+
+  // ---- practice runs: the Run button (no attempt, no score) ------------------------------
+  // Run posts the code, and the input box's text when the lesson shows one, to the JSON API,
+  // follows the run by polling GET /api/runs/<id>, then shows it under the editor as the
+  // server renders it (pages/_practice.html, the verdict's partials). A run takes tens of
+  // milliseconds on the warm pool: polling soon and then less often shows it at once and
+  // costs a handful of small reads, where a stream would hold a web thread for each run.
+  // Pressing Run again replaces the run followed; the old one stops at its next case.
+  var runButton = document.getElementById("run");
+  var stdinBox = document.getElementById("stdin");
+  var practiceBox = document.getElementById("practice");
+  var practiceStatus = document.getElementById("practice-status");
+  var PRACTICE_POLLS_MS = [40, 60, 100, 150, 250, 400, 600, 1000]; // then every second
+  var PRACTICE_FOLLOW_MS = 10 * 60 * 1000; // a page left open stops asking after this
+  var PRACTICE_STATES = {
+    queued: t("Your practice run is waiting for a sandbox…"),
+    running: t("Running your code (a practice run)…"),
+    done: t("Practice run done."),
+  };
+  var following = 0; // the id of the run this page follows (0: none)
+
+  function wait(ms) {
+    return new Promise(function (resolve) {
+      setTimeout(resolve, ms);
+    });
+  }
+
+  async function showPractice(runId) {
+    var result = await call("GET", root.dataset.practiceUrl + runId);
+    if (result.status !== 200 || runId !== following) {
+      return;
+    }
+    practiceBox.innerHTML = result.body.practice;
+    var shown = document.getElementById("practice-result");
+    var verdict = shown && shown.querySelector(".practice-verdict");
+    practiceStatus.textContent = verdict
+      ? t("Practice run done: {verdict}", { verdict: verdict.textContent.trim() })
+      : PRACTICE_STATES.done;
+    if (shown) {
+      shown.focus();
+    }
+  }
+
+  async function followPractice(runId, url) {
+    following = runId;
+    var started = Date.now();
+    for (var step = 0; Date.now() - started < PRACTICE_FOLLOW_MS; step += 1) {
+      await wait(PRACTICE_POLLS_MS[Math.min(step, PRACTICE_POLLS_MS.length - 1)]);
+      if (runId !== following) {
+        return; // a newer run replaced it
+      }
+      try {
+        var result = await call("GET", url);
+        if (runId !== following) {
+          return;
+        }
+        if (result.status === 200) {
+          var state = result.body;
+          practiceStatus.textContent = state.waiting
+            ? t("Waiting for your previous run to stop…")
+            : PRACTICE_STATES[state.status] || "";
+          if (state.status === "done") {
+            await showPractice(runId);
+            return;
+          }
+        } else if (result.status !== 503) {
+          practiceStatus.textContent = result.body.message
+            || t("The practice run could not be followed; reload.");
+          return;
+        }
+      } catch (error) {
+        practiceStatus.textContent = t("Connection lost; still trying…");
+      }
+    }
+    practiceStatus.textContent = t("The practice run could not be followed; reload.");
+  }
+
+  if (runButton && practiceBox) {
+    runButton.addEventListener("click", async function (event) {
+      event.preventDefault(); // without this script, the button posts the form to the page
+      var body = { source: code() };
+      if (stdinBox) {
+        body.stdin = stdinBox.value;
+      }
+      following = 0;
+      practiceStatus.textContent = t("Sending your code…");
+      try {
+        var result = await call("POST", root.dataset.runUrl, body);
+        if (result.status === 202) {
+          clearTimeout(saveTimer);
+          saveDraft();
+          practiceStatus.textContent = PRACTICE_STATES.queued;
+          followPractice(result.body.id, result.body.url);
+        } else {
+          practiceStatus.textContent = result.body.message || t("Your code was not taken; try again.");
+        }
+      } catch (error) {
+        practiceStatus.textContent = t(
+          "Your code could not be sent; check your connection and try again.");
+      }
+    });
+    var pendingRun = root.dataset.practicePendingUrl;
+    if (pendingRun) {
+      followPractice(Number(pendingRun.split("/").pop()), pendingRun);
+    }
+  }
+  // ---- end of practice runs ---------------------------------------------------------------
 })();

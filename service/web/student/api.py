@@ -1,4 +1,5 @@
-"""The JSON API of the pages: submit code, follow it live, answer questions, sign links."""
+"""The JSON API of the pages: submit code, follow it live, run it for practice, answer
+questions, sign links."""
 
 from __future__ import annotations
 
@@ -11,12 +12,13 @@ from flask_babel import gettext as _
 from sqlalchemy.exc import DBAPIError
 
 from core.messages import say
-from core.sources import check_source, check_text
-from service.store.models import SubmissionStatus, utcnow
+from core.sources import check_input, check_source, check_text
+from service.store.models import PracticeStatus, SubmissionStatus, utcnow
 from service.web import extensions
 from service.web.auth import HEADER, link_token
-from service.web.student import actions
+from service.web.student import actions, practice_actions
 from service.web.student.actions import Refused, signed_in
+from service.web.student.practice_actions import PracticeView
 from service.web.student.streams import follow
 
 bp = Blueprint("api", __name__, url_prefix="/api")
@@ -56,6 +58,28 @@ def submit(placement_id: int) -> tuple[Response, int, dict[str, str]]:
         "events": f"{url}/events",
     }
     return jsonify(body), 202, {"Location": url}
+
+
+@bp.post("/placements/<int:placement_id>/runs")
+def run(placement_id: int) -> tuple[Response, int, dict[str, str]]:
+    """Take a student's code (and input) for a practice run: 202 with the run's URL.
+
+    No attempt, no score, no LMS: see service/web/student/practice_actions.py.
+    """
+    asker = actions.asker()
+    source = _source()
+    started = practice_actions.start(asker, placement_id, source, _stdin())
+    extensions.follow(started.follows)
+    url = url_for("api.practice_run", run_id=started.run_id)
+    body = {"id": started.run_id, "status": PracticeStatus.QUEUED.value, "url": url}
+    return jsonify(body), 202, {"Location": url}
+
+
+@bp.get("/runs/<int:run_id>")
+def practice_run(run_id: int) -> Response:
+    """Return the practice run's status and, once done, what it found; only to its author."""
+    run = practice_actions.find(actions.asker(), run_id)
+    return jsonify(PracticeView(run).as_json())
 
 
 @bp.put("/placements/<int:placement_id>/draft")
@@ -116,6 +140,19 @@ def _source() -> str:
             raise Refused(400, "bad_request", _('Send {"source": "<your code>"}.'))
         return check_text(source)
     return check_source(request.get_data(cache=False))
+
+
+def _stdin() -> str | None:
+    """Return the practice run's input: a JSON body's `stdin` (None when absent: no run on an
+    input of the student's). A refused one is a SourceRefused: the boundary's 413 or 400."""
+    if not request.is_json:
+        return None
+    stdin = _json_body().get("stdin")
+    if stdin is None:
+        return None
+    if not isinstance(stdin, str):
+        raise Refused(400, "bad_request", _('Send {"source": "<your code>", "stdin": "<input>"}.'))
+    return check_input(stdin)
 
 
 def _json_body() -> dict[str, Any]:

@@ -9,11 +9,11 @@ from __future__ import annotations
 from flask import Blueprint, jsonify, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 
-from core.sources import check_text
+from core.sources import check_input, check_text
 from service.web import csrf, extensions
 from service.web.auth import link_token, page_session
 from service.web.feedback import rendered
-from service.web.student import actions, course_view
+from service.web.student import actions, course_view, practice_actions
 from service.web.student.lesson_view import answer_by_form, lesson_page
 
 bp = Blueprint("pages", __name__)
@@ -22,8 +22,10 @@ bp = Blueprint("pages", __name__)
 @bp.get("/lessons/<int:placement_id>")
 def lesson(placement_id: int) -> str:
     """Show a placed lesson to a student who launched it: text, questions, exercise, results."""
-    page = lesson_page(actions.asker(), placement_id)
-    return render_template("pages/lesson.html", page=page, **page_session())
+    asker = actions.asker()
+    page = lesson_page(asker, placement_id)
+    practice = practice_actions.latest(asker, placement_id, page.lesson)
+    return render_template("pages/lesson.html", page=page, practice=practice, **page_session())
 
 
 @bp.get("/lessons/<int:placement_id>/progress")
@@ -58,6 +60,31 @@ def submit(placement_id: int) -> ResponseReturnValue:
     submitted = actions.submit(asker, placement_id, _form_source())
     extensions.follow(submitted.follows)
     return _back(placement_id, "results")
+
+
+@bp.post("/lessons/<int:placement_id>/runs")
+def run(placement_id: int) -> ResponseReturnValue:
+    """Take code (and input) from a plain form (no JavaScript) for a practice run, queue it,
+    then show the lesson again: its practice run shows under the editor once done."""
+    asker = actions.asker()
+    csrf.check(request.form.get(csrf.FIELD))
+    stdin = request.form.get("stdin")  # the input box, which a lesson that reads stdin shows
+    given = None if stdin is None else check_input(stdin.replace("\r\n", "\n"))
+    started = practice_actions.start(asker, placement_id, _form_source(), given)
+    extensions.follow(started.follows)
+    return _back(placement_id, "practice")
+
+
+@bp.get("/lessons/<int:placement_id>/runs/<int:run_id>")
+def practice_run(placement_id: int, run_id: int) -> ResponseReturnValue:
+    """Return a practice run of the student's, rendered, for the page to show under its editor."""
+    practice = practice_actions.shown(actions.asker(), placement_id, run_id)
+    fields = {"practice": practice, "lesson": practice.lesson, **page_session()}
+    return jsonify(
+        status=practice.status,
+        pending=practice.pending,
+        practice=render_template("pages/_practice.html", **fields),
+    )
 
 
 @bp.get("/courses/<int:course_id>")

@@ -31,6 +31,7 @@ TABLES = {
     "policy_exceptions",
     "score_overrides",
     "line_item_reads",
+    "practice_runs",
     "alembic_version",
 }
 

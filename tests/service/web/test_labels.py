@@ -4,9 +4,11 @@ import pytest
 
 from core.placements import Reveal
 from core.runs import RunStatus
-from service.store.models import SubmissionStatus, SyncStatus
+from service.store.models import PracticeStatus, SubmissionStatus, SyncStatus
 from service.web.labels import (
     case_label,
+    practice_state,
+    practice_statuses,
     reveals,
     run_statuses,
     status_label,
@@ -20,6 +22,7 @@ LANGUAGES = {"en": "en-US,en", "tr": "tr-TR,tr;q=0.9"}
 TABLES = [
     (run_statuses, RunStatus),
     (submission_statuses, SubmissionStatus),
+    (practice_statuses, PracticeStatus),
     (sync_statuses, SyncStatus),
     (reveals, Reveal),
 ]
@@ -50,6 +53,7 @@ def test_every_member_of_each_enum_has_its_words(app, table, kind):
         (case_label, "failed", "Failed", "Başarısız"),
         (case_label, RunStatus.ERROR, "Error", "Hata"),
         (submission_state, SubmissionStatus.QUEUED, "Queued…", "Sırada…"),
+        (practice_state, "done", "Practice run done.", "Çalıştırma bitti."),
         (sync_label, SyncStatus.FAILED, "failed", "başarısız"),
         (sync_label, "sent", "sent", "gönderildi"),
     ],

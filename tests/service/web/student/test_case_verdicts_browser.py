@@ -49,13 +49,16 @@ def test_the_case_list_by_keyboard_at_320_px(lms, chromium, screenshots):
     frame.locator("#exercise .cm-content").wait_for()  # the editor has taken the textarea's place
 
     # keyboard only: from the last thing the exercise shows, Tab to the editor, write, Escape,
-    # Tab to Submit, Enter; the focus lands on the verdict when it arrives
+    # Tab past the input box for Run (the program reads stdin) to Submit, Enter; the focus
+    # lands on the verdict when it arrives
     frame.locator("#exercise pre.expected").last.focus()
     page.keyboard.press("Tab")
     assert active(frame) == "editor"
     page.keyboard.press("Control+a")
     page.keyboard.insert_text(PARTLY)
     page.keyboard.press("Escape")
+    page.keyboard.press("Tab")
+    assert active(frame) == "stdin"
     page.keyboard.press("Tab")
     assert active(frame) == "submit"
     page.keyboard.press("Enter")
