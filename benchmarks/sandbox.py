@@ -103,7 +103,9 @@ class _Recording:
 
 def started(backend: str) -> _Recording:
     """Return a backend's sandbox, started as a worker starts it (before the clock)."""
-    sandbox = _Recording(make_sandbox(backend, Settings.from_env().runtime_dir))
+    sandbox = _Recording(
+        make_sandbox(backend, Settings.from_env().runtime_dir, Settings.from_env().runner_image)
+    )
     getattr(sandbox.inner, "start", lambda: None)()  # a pool starts with its worker, not the clock
     atexit.register(getattr(sandbox.inner, "close", lambda: None))  # and its zygotes end with us
     return sandbox
@@ -155,7 +157,9 @@ def runners(source: bytes, scratch: Path, wanted: set[str] | None) -> dict[str, 
 def available(backend: str) -> bool:
     """Return whether a backend can run here: it builds and its check(), if any, passes."""
     try:
-        sandbox = make_sandbox(backend, Settings.from_env().runtime_dir)
+        sandbox = make_sandbox(
+            backend, Settings.from_env().runtime_dir, Settings.from_env().runner_image
+        )
         getattr(sandbox, "check", lambda: None)()
     except GraderError:
         return False

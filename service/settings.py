@@ -64,6 +64,8 @@ class Settings:
     # the compose worker's user namespace (workers/sandbox/userns_entry.py): slot uid u inside
     # is host uid u + this, apart from the uids of a codeblanks running on the host itself
     slot_uid_shift: int = 1_000_000
+    # the docker backend's image (runtime/build-image.sh builds it from runtime_dir's tree)
+    runner_image: str = "codeblanks-runner:latest"
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:

@@ -11,8 +11,12 @@ from workers.sandbox.runtime import Runtime
 BACKENDS = ("bwrap", "docker", "warm")
 
 
-def make_sandbox(backend: str, runtime_root: Path) -> Sandbox:
-    """Build the configured backend; raise GraderError for an unknown or unusable one."""
+def make_sandbox(
+    backend: str, runtime_root: Path, runner_image: str = "codeblanks-runner:latest"
+) -> Sandbox:
+    """Build the configured backend; raise GraderError for an unknown or unusable one.
+
+    `runner_image` is the docker backend's (Settings.runner_image)."""
     if backend == "bwrap":
         from workers.sandbox.bwrap import BwrapSandbox
 
@@ -20,7 +24,7 @@ def make_sandbox(backend: str, runtime_root: Path) -> Sandbox:
     if backend == "docker":
         from workers.sandbox.docker import DockerSandbox
 
-        return DockerSandbox()  # its image is built from the runtime tree by build-image.sh
+        return DockerSandbox(runner_image)  # built from the runtime tree by build-image.sh
     if backend == "warm":
         from workers.sandbox.warm import WarmSandbox
 

@@ -354,6 +354,7 @@ def _result(limits: Limits, execution: Execution) -> tuple[RunResult, bool]:
         duration_ms=execution.duration_ms,
         oom_killed=usage.oom_killed,
         usage=usage,
+        drawn=execution.drawn,
     )
     if result.outcome is not RunOutcome.EXITED:
         return result, False

@@ -37,6 +37,7 @@ def serve(control_fd: int) -> dict[str, Any]:
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # supervisors are reaped by the kernel
     for name in PRELOAD:
         importlib.import_module(name)
+    _preload_drawing()
     program.compile_prepared(os.path.join(os.path.dirname(os.path.abspath(__file__)), "prepared"))
     gc.collect()
     gc.freeze()  # a fork's children then never touch (and copy) our objects' pages in gc
@@ -54,6 +55,20 @@ def serve(control_fd: int) -> dict[str, Any]:
         linux.setns(own_pid_ns, linux.CLONE_NEWPID)  # later children start fresh again
         for fd in fds:
             os.close(fd)
+
+
+def _preload_drawing() -> None:
+    """Import matplotlib's pyplot with the tree's backend, and draw once (fonts, Agg), so
+    that a run that draws starts there; leave no figure behind (each run starts empty)."""
+    try:
+        pyplot = importlib.import_module("matplotlib.pyplot")
+    except ImportError:
+        return  # a tree without matplotlib (runtime/build.sh before its v2)
+    pyplot.switch_backend("agg")  # the drawing hook keeps its own, whatever the name
+    figure = pyplot.figure()
+    figure.gca().set_title("warm")
+    figure.canvas.draw()
+    pyplot.close("all")
 
 
 def main() -> None:
