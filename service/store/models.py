@@ -18,6 +18,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Text,
@@ -483,3 +484,29 @@ class ScoreOverride(Base):
     automatic: Mapped[float] = mapped_column(Float)  # the part's automatic points then
     set_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
     set_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class FigureImage(Base):
+    """A figure a graded run drew (core.figures), as the worker re-encoded it, and its owner.
+
+    Its owner is a submission now (the figures its verdict's visible cases drew, replaced
+    whenever the verdict is), and goes with it: deleting the submission (with its placement
+    or its user) deletes them. A practice run is to own figures the same way: a nullable
+    `practice_run_id` beside `submission_id`, ON DELETE CASCADE, each row owned by one of
+    the two. The bytes are served to the owner's author and the course's teachers only
+    (service/web/figure_views.py).
+    """
+
+    __tablename__ = "figures"
+    __table_args__ = (UniqueConstraint("submission_id", "position"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    submission_id: Mapped[int | None] = mapped_column(
+        ForeignKey("submissions.id", ondelete="CASCADE")
+    )
+    position: Mapped[int] = mapped_column(Integer)  # 1, 2, ... in the verdict's order
+    case_name: Mapped[str | None] = mapped_column(String(80))  # the visible case that drew it
+    width: Mapped[int] = mapped_column(Integer)
+    height: Mapped[int] = mapped_column(Integer)
+    alt: Mapped[str] = mapped_column(String(300), default="")  # its text alternative
+    png: Mapped[bytes] = mapped_column(LargeBinary)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -13,7 +13,7 @@ from sqlalchemy.exc import DBAPIError
 from core.messages import say
 from core.sources import check_source, check_text
 from service.store.models import SubmissionStatus, utcnow
-from service.web import extensions
+from service.web import extensions, figure_views
 from service.web.auth import HEADER, link_token
 from service.web.student import actions
 from service.web.student.actions import Refused, signed_in
@@ -69,15 +69,15 @@ def draft(placement_id: int) -> tuple[str, int]:
 @bp.get("/submissions/<int:submission_id>")
 def submission(submission_id: int) -> Response:
     """Return the submission's status and, once graded, its verdict."""
-    return jsonify(actions.status_of(actions.asker(), submission_id))
+    return jsonify(actions.status_of(actions.asker(), submission_id, figure_views.linker()))
 
 
 @bp.get("/submissions/<int:submission_id>/events")
 def events(submission_id: int) -> Response:
     """Stream the submission's status (Server-Sent Events): short, capped; see its module."""
-    asker = actions.asker()
-    first = actions.status_of(asker, submission_id)  # 404 now, not in the stream
-    stream = _stream(asker, submission_id, first)
+    asker, link = actions.asker(), figure_views.linker()
+    first = actions.status_of(asker, submission_id, link)  # 404 now, not in the stream
+    stream = _stream(asker, submission_id, first, link)
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
     return Response(stream, mimetype="text/event-stream", headers=headers)
 
@@ -125,10 +125,12 @@ def _json_body() -> dict[str, Any]:
     return body
 
 
-def _stream(asker: actions.Asker, submission_id: int, first: dict[str, Any]) -> Iterator[str]:
+def _stream(
+    asker: actions.Asker, submission_id: int, first: dict[str, Any], link: Callable[[int], str]
+) -> Iterator[str]:
     def look() -> dict[str, Any] | None:
         try:  # each look at its own time: a reveal that comes due shows in the stream
-            return actions.status_of(replace(asker, now=utcnow()), submission_id)
+            return actions.status_of(replace(asker, now=utcnow()), submission_id, link)
         except DBAPIError:
             return None  # the database blinked; the stream looks again shortly
 

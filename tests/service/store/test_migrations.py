@@ -31,6 +31,7 @@ TABLES = {
     "policy_exceptions",
     "score_overrides",
     "line_item_reads",
+    "figures",
     "alembic_version",
 }
 
