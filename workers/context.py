@@ -63,7 +63,10 @@ class WorkerContext:
         if pid not in self.sandboxes:
             settings = self.settings
             self.sandboxes[pid] = make_sandbox(
-                settings.sandbox, settings.runtime_dir, settings.runner_image
+                settings.sandbox,
+                settings.runtime_dir,
+                settings.runner_image,
+                bool(settings.warm_drawing),
             )
         return self.sandboxes[pid]
 

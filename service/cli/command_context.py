@@ -25,7 +25,12 @@ class Context:
         removed, so the command leaves nothing running behind it.
         """
         settings = self.settings
-        box = make_sandbox(backend or settings.sandbox, settings.runtime_dir, settings.runner_image)
+        box = make_sandbox(
+            backend or settings.sandbox,
+            settings.runtime_dir,
+            settings.runner_image,
+            bool(settings.warm_drawing),
+        )
         try:
             yield box
         finally:

@@ -60,8 +60,11 @@ class Slot:
     calls execute, also while the keeper arms (never while it starts or discards).
     """
 
-    def __init__(self, runtime: Runtime, uid: int, zygote_dir: Path, log: Path) -> None:
+    def __init__(
+        self, runtime: Runtime, uid: int, zygote_dir: Path, log: Path, drawing: bool = False
+    ) -> None:
         self.runtime = runtime
+        self.drawing = drawing  # the zygote imports matplotlib ahead (zygote/__main__.py)
         self.uid = uid
         self.zygote_dir = zygote_dir
         self.log = log
@@ -247,6 +250,7 @@ class Slot:
             *(arg for name, value in DRAWING_ENV.items() for arg in ("--setenv", name, value)),
             "--remount-ro", "/dev", "--remount-ro", "/",
             PYTHON, "-E", "-s", "-B", "-m", "zygote", str(control_fd),
+            *(["--drawing"] if self.drawing else []),
         ]
         # fmt: on
 

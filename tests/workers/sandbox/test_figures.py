@@ -10,8 +10,11 @@ import pytest
 
 from core.figures import MAX_FIGURES, DropReason
 from core.runs import Limits, RunOutcome, RunRequest
+from service.settings import Settings
 from testkit import slowness
 from tests.workers.sandbox import pngs
+from workers.sandbox.runtime import Runtime
+from workers.sandbox.warm import WarmSandbox
 
 LIMITS = slowness.stretch(Limits(time_s=10, memory_mb=256))
 
@@ -171,3 +174,33 @@ def test_a_program_that_fails_after_drawing_keeps_its_figures(sandbox, ending):
     result = run(sandbox, HEAT_MAP + "plt.show()\n" + ending)
     assert result.outcome is RunOutcome.EXITED and result.exit_code != 0
     assert len(result.figures) == 1
+
+
+@pytest.fixture(scope="module")
+def drawing_pool():
+    """A warm pool whose zygotes import pyplot ahead and draw once (Settings.warm_drawing)."""
+    pool = WarmSandbox(Runtime(Settings.from_env().runtime_dir), slots=1, drawing=True)
+    pool.check()
+    pool.start()
+    yield pool
+    pool.close()
+
+
+@pytest.mark.bwrap
+def test_a_zygote_with_pyplot_ahead_draws_and_leaves_nothing_to_the_next_run(drawing_pool):
+    look = """
+        import sys
+        ahead = "matplotlib.pyplot" in sys.modules
+        import matplotlib.pyplot as plt
+        from matplotlib import _pylab_helpers
+        print(ahead, plt.get_fignums(), len(_pylab_helpers.Gcf.figs), plt.gcf().number)
+        plt.title("mine")
+        plt.show()
+    """
+    for _ in range(3):  # each run: pyplot imported already, no figure, its own first figure
+        result = run(drawing_pool, look)
+        assert result.stdout == b"True [] 0 1\n", result.stderr
+        assert [f.alt for f in result.figures] == ["mine"]
+    left = run(drawing_pool, HEAT_MAP + "plt.figure()\nplt.savefig('x.png')\n")
+    assert left.exit_code == 0 and len(left.figures) == 1
+    assert run(drawing_pool, look).stdout == b"True [] 0 1\n"
