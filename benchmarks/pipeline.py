@@ -61,7 +61,7 @@ def sandbox_only(backend: str, settings: Settings, total: int) -> tuple[float, f
     lesson = load_lesson(REPO / "lessons" / SCALED)
     assert lesson.exercise is not None
     exercise = lesson.exercise
-    sandbox = make_sandbox(backend, settings.runtime_dir)
+    sandbox = make_sandbox(backend, settings.runtime_dir, settings.runner_image)
 
     def grade(_: int) -> None:
         verdict = grade_source(exercise, SOLUTION.encode(), sandbox)

@@ -8,6 +8,12 @@ Prints a table; with --json, ends with one JSON line:
 "warm_cases5" grades the same solution against the seed with five cases (CASES5: two run cases
 without the harness, one argv case and two value cases through it) on the same pool as "warm";
 a row there is one whole submission, and it adds "ratio_to_warm", its cost in single runs.
+"warm_draw", "bwrap_cold_draw" and "docker_cold_draw" run the heat-map lesson's sample solution
+once (expert/attention-heatmap: it imports matplotlib, draws the map and plt.show()s it), its
+figure collected and re-encoded on the host as a run's always is; "warm_drawing" and
+"warm_drawing_draw" are the seed and the heat map on a pool whose zygotes import matplotlib
+ahead (CODEBLANKS_WARM_DRAWING=1). They run only when named in --modes (or with --draw),
+since the seed's modes are the contract's.
 Latency rounds interleave the modes, so that drift in the machine's speed hits all alike, and
 each timed run meets a settled sandbox (SETTLE_S after the last), as a student's submission
 meets a worker between submissions; throughput grades one submission per core at a time,
@@ -39,6 +45,8 @@ from service.settings import Settings  # noqa: E402
 from workers.sandbox import make_sandbox  # noqa: E402
 
 SEED = Path(__file__).resolve().parent.parent / "lessons" / "expert" / "what-is-attention"
+HEATMAP = SEED.parent / "attention-heatmap"
+DRAWING = ("warm_draw", "bwrap_cold_draw", "docker_cold_draw", "warm_drawing", "warm_drawing_draw")
 Runner = Callable[[], int]  # runs once, returns the run's peak memory in KiB
 # the seed with five cases of every kind; its solution passes them all
 CASES5 = """\
@@ -101,9 +109,12 @@ class _Recording:
         return result
 
 
-def started(backend: str) -> _Recording:
+def started(backend: str, drawing: bool = False) -> _Recording:
     """Return a backend's sandbox, started as a worker starts it (before the clock)."""
-    sandbox = _Recording(make_sandbox(backend, Settings.from_env().runtime_dir))
+    settings = Settings.from_env()
+    sandbox = _Recording(
+        make_sandbox(backend, settings.runtime_dir, settings.runner_image, drawing)
+    )
     getattr(sandbox.inner, "start", lambda: None)()  # a pool starts with its worker, not the clock
     atexit.register(getattr(sandbox.inner, "close", lambda: None))  # and its zygotes end with us
     return sandbox
@@ -116,6 +127,19 @@ def backend_runner(sandbox: _Recording, exercise: Exercise, source: bytes) -> Ru
         sandbox.peak_kb = 0
         verdict = grade_source(exercise, source, sandbox)
         assert verdict.status is RunStatus.PASSED, verdict.feedback
+        return sandbox.peak_kb
+
+    return run
+
+
+def drawing_runner(sandbox: _Recording) -> Runner:
+    """Run the heat-map solution once, as its lesson's run case does; its figure comes back."""
+    files = {"model.py": (HEATMAP / "solution" / "model.py").read_bytes()}
+
+    def run() -> int:
+        sandbox.peak_kb = 0
+        result = sandbox.run(RunRequest(files, "model.py"))
+        assert result.exit_code == 0 and len(result.figures) == 1, result.stderr[-500:]
         return sandbox.peak_kb
 
     return run
@@ -140,22 +164,44 @@ def runners(source: bytes, scratch: Path, wanted: set[str] | None) -> dict[str, 
     def want(*names: str) -> bool:
         return wanted is None or bool(wanted & set(names))
 
+    def drawn(name: str) -> bool:  # the drawing modes run only when asked for
+        return wanted is not None and name in wanted
+
     modes = {"plain": plain_runner(root, source)}
-    if want("bwrap_cold"):
-        modes["bwrap_cold"] = backend_runner(started("bwrap"), seed, source)
-    if want("docker_cold") and available("docker"):  # a daemon and the runner image
-        modes["docker_cold"] = backend_runner(started("docker"), seed, source)
-    if want("warm", "warm_cases5") and available("warm"):
-        pool = started("warm")  # one pool for both: a case costs what a run costs
+    if want("bwrap_cold", "bwrap_cold_draw"):
+        cold = started("bwrap")
+        if want("bwrap_cold"):
+            modes["bwrap_cold"] = backend_runner(cold, seed, source)
+        if drawn("bwrap_cold_draw"):
+            modes["bwrap_cold_draw"] = drawing_runner(cold)
+    if want("docker_cold", "docker_cold_draw") and available("docker"):  # daemon and image
+        box = started("docker")
+        if want("docker_cold"):
+            modes["docker_cold"] = backend_runner(box, seed, source)
+        if drawn("docker_cold_draw"):
+            modes["docker_cold_draw"] = drawing_runner(box)
+    if want("warm", "warm_cases5", "warm_draw") and available("warm"):
+        pool = started("warm")  # one pool for all: a case costs what a run costs
         modes["warm"] = backend_runner(pool, seed, source)  # warm_cases5 is reported against it
-        modes["warm_cases5"] = backend_runner(pool, cases5_exercise(scratch), source)
+        if want("warm_cases5"):
+            modes["warm_cases5"] = backend_runner(pool, cases5_exercise(scratch), source)
+        if drawn("warm_draw"):
+            modes["warm_draw"] = drawing_runner(pool)
+    if (drawn("warm_drawing") or drawn("warm_drawing_draw")) and available("warm"):
+        preloaded = started("warm", drawing=True)
+        if drawn("warm_drawing"):
+            modes["warm_drawing"] = backend_runner(preloaded, seed, source)
+        if drawn("warm_drawing_draw"):
+            modes["warm_drawing_draw"] = drawing_runner(preloaded)
     return modes
 
 
 def available(backend: str) -> bool:
     """Return whether a backend can run here: it builds and its check(), if any, passes."""
     try:
-        sandbox = make_sandbox(backend, Settings.from_env().runtime_dir)
+        sandbox = make_sandbox(
+            backend, Settings.from_env().runtime_dir, Settings.from_env().runner_image
+        )
         getattr(sandbox, "check", lambda: None)()
     except GraderError:
         return False
@@ -178,10 +224,15 @@ def main() -> None:
         help="comma-separated modes to run besides plain (default: every mode that can run)",
     )
     parser.add_argument("--json", action="store_true", help="end with one JSON line")
+    parser.add_argument(
+        "--draw", action="store_true", help="add the drawing modes (" + ", ".join(DRAWING) + ")"
+    )
     args = parser.parse_args()
     source = (SEED / "solution" / "model.py").read_bytes()
     scratch = tempfile.TemporaryDirectory(prefix="codeblanks-bench-")
     wanted = set(args.modes.split(",")) if args.modes else None
+    if args.draw:
+        wanted = (wanted or {"bwrap_cold", "docker_cold", "warm", "warm_cases5"}) | set(DRAWING)
     modes = runners(source, Path(scratch.name), wanted)
     times: dict[str, list[float]] = {name: [] for name in modes}
     peaks: dict[str, int] = dict.fromkeys(modes, 0)
@@ -210,10 +261,10 @@ def main() -> None:
         cases5, warm = rows["warm_cases5"], rows["warm"]
         cases5["ratio_to_warm"] = round(cases5["median_ms"] / warm["median_ms"], 2)
     print(f"seed solution, {args.runs} interleaved runs per mode, {os.cpu_count()} cores")
-    print(f"{'mode':<13}{'median ms':>10}{'p95 ms':>9}{'runs/s':>8}{'peak MB':>9}{'x plain':>9}")
+    print(f"{'mode':<17}{'median ms':>10}{'p95 ms':>9}{'runs/s':>8}{'peak MB':>9}{'x plain':>9}")
     for name, f in rows.items():
         print(
-            f"{name:<13}{f['median_ms']:>10}{f['p95_ms']:>9}{f['runs_per_s']:>8}"
+            f"{name:<17}{f['median_ms']:>10}{f['p95_ms']:>9}{f['runs_per_s']:>8}"
             f"{f['peak_rss_mb']:>9}{f['ratio_to_plain']:>9}"
         )
     if "warm_cases5" in rows:

@@ -17,6 +17,7 @@ from core import lesson_fields as fields
 from core import values
 from core.compare import CompareMode, LineDiff, Tolerance, compare
 from core.errors import LessonError
+from core.figures import Figure, drop_note
 from core.messages import N_, Message, Text, join, say, to_json, verbatim
 from core.runs import Limits, RunOutcome, RunRequest, RunResult, RunStatus, student_text
 
@@ -67,10 +68,13 @@ class Case:
         return values.show(self.expected) if self.expr is not None else self.output
 
     def request(self, files: Mapping[str, bytes], entrypoint: str, limits: Limits) -> RunRequest:
-        """Return the run of this case: the student's files and this case's input, no answer."""
-        stdin = self.stdin.encode()
+        """Return the run of this case: the student's files and this case's input, no answer.
+
+        A hidden case's figures stay in the sandbox: they would show what its input was.
+        """
+        stdin, figures = self.stdin.encode(), not self.hidden
         if self.expr is None and not self.argv:
-            return RunRequest(files=files, entrypoint=entrypoint, limits=limits, stdin=stdin)
+            return RunRequest(files, entrypoint, limits, stdin=stdin, figures=figures)
         config: dict[str, Any] = {"entrypoint": entrypoint}
         if self.expr is not None:
             config.update(mode="value", expr=self.expr)
@@ -81,7 +85,7 @@ class Case:
             HARNESS: HARNESS_SOURCE,
             HARNESS_CONFIG: json.dumps(config).encode(),
         }
-        return RunRequest(files=with_harness, entrypoint=HARNESS, limits=limits, stdin=stdin)
+        return RunRequest(with_harness, HARNESS, limits, stdin=stdin, figures=figures)
 
 
 @dataclass(frozen=True)
@@ -102,6 +106,7 @@ class CaseVerdict:
     duration_ms: int
     diff: LineDiff | None = None
     message: Text | None = None  # `feedback`, to be translated (None: English only)
+    figures: tuple[Figure, ...] = ()  # what it drew, re-encoded; kept apart from its record
 
     @property
     def passed(self) -> bool:
@@ -164,12 +169,16 @@ def judge_case(
     """Turn one case's run into its verdict; the comparison happens here, outside the sandbox.
 
     `refusal` is a rejected run's reason to be translated (else its `reason` is shown as is).
+    A visible case keeps the figures its run drew, and says which it could not keep.
     """
     stdout, stderr = _text(result.stdout), _text(result.stderr)
+    notes = [] if case.hidden else [drop_note(dropped) for dropped in result.dropped]
 
     def verdict(
-        status: RunStatus, feedback: Message | None, got: str = "", diff: LineDiff | None = None
+        status: RunStatus, feedback: Text | None, got: str = "", diff: LineDiff | None = None
     ) -> CaseVerdict:
+        if notes:
+            feedback = join(*notes) if feedback is None else join(feedback, *notes)
         return CaseVerdict(
             name=case.name,
             status=status,
@@ -185,6 +194,7 @@ def judge_case(
             duration_ms=result.duration_ms,
             diff=diff,
             message=feedback,
+            figures=() if case.hidden else result.figures,
         )
 
     if result.outcome is not RunOutcome.EXITED:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from core.cases import CaseVerdict, crash_message
+from core.figures import Figure, distinct, drop_note
 from core.lessons import Exercise
 from core.messages import Message, Text, from_json, join, say, say_n, to_json, verbatim
 from core.runs import RunOutcome, RunRequest, RunResult, RunStatus, Sandbox, student_text
@@ -37,6 +38,7 @@ class InputRun:
     exit_code: int | None
     duration_ms: int
     message: Text | None = None
+    figures: tuple[Figure, ...] = ()  # what it drew, re-encoded; kept apart from its record
 
     @property
     def feedback(self) -> str:
@@ -88,6 +90,13 @@ class Practice:
         """Return the time of every run it made."""
         own = self.on_input.duration_ms if self.on_input else 0
         return own + (self.verdict.duration_ms if self.verdict else 0)
+
+    def figures(self) -> list[tuple[str | None, Figure]]:
+        """Return what it drew, by case name (None: on the student's input), each picture
+        once, at most core.figures.MAX_FIGURES: the student's input's first."""
+        own = [(None, f) for f in self.on_input.figures] if self.on_input else []
+        shown = self.verdict.figures() if self.verdict else []
+        return distinct([*own, *shown])
 
 
 def visible(exercise: Exercise) -> Exercise:
@@ -151,6 +160,9 @@ def _input_run(result: RunResult, exercise: Exercise, refusal: Message | None) -
         message = student_text(RunStatus(outcome.value), limits)
     elif result.exit_code != 0:
         message = join(student_text(RunStatus.ERROR, limits), crash_message(result))
+    notes = [drop_note(dropped) for dropped in result.dropped]
+    if notes:  # as a case says which of its figures it could not keep
+        message = join(*notes) if message is None else join(message, *notes)
     return InputRun(
         outcome=outcome,
         stdout=result.stdout.decode("utf-8", errors="replace"),
@@ -158,6 +170,7 @@ def _input_run(result: RunResult, exercise: Exercise, refusal: Message | None) -
         exit_code=result.exit_code,
         duration_ms=result.duration_ms,
         message=message,
+        figures=result.figures,
     )
 
 

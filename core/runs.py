@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from core.figures import Dropped, DropReason, Figure
 from core.messages import Arg, Message, say
 
 
@@ -56,13 +57,15 @@ class RunRequest:
     """Everything a sandbox needs: the files of the work dir, what to run, and the limits.
 
     `files` maps relative paths to their bytes; `entrypoint` is one of them. Nothing else of
-    the lesson (reference solution, expected output) belongs here.
+    the lesson (reference solution, expected output) belongs here. `figures`: whether the
+    run's figures come back (core.figures); a hidden case's never leave the sandbox.
     """
 
     files: Mapping[str, bytes]
     entrypoint: str
     limits: Limits = field(default_factory=Limits)
     stdin: bytes = b""
+    figures: bool = True
 
 
 class RunOutcome(enum.StrEnum):
@@ -77,7 +80,11 @@ class RunOutcome(enum.StrEnum):
 
 @dataclass(frozen=True)
 class RunResult:
-    """What came out of a run: raw bytes, an exit code, and how it ended."""
+    """What came out of a run: raw bytes, an exit code, and how it ended.
+
+    `figures` are the PNGs it drew, as the host re-encoded them, and `dropped` those it could
+    not keep (core.figures); only a run that exited on its own has any.
+    """
 
     outcome: RunOutcome
     stdout: bytes = b""
@@ -88,6 +95,8 @@ class RunResult:
     reason: str = ""
     cpu_ms: int = 0
     peak_memory_kb: int = 0
+    figures: tuple[Figure, ...] = ()
+    dropped: tuple[Dropped, ...] = ()
 
 
 def result_record(result: RunResult) -> dict[str, Any]:
@@ -102,6 +111,16 @@ def result_record(result: RunResult) -> dict[str, Any]:
         "reason": result.reason,
         "cpu_ms": result.cpu_ms,
         "peak_memory_kb": result.peak_memory_kb,
+        "figures": [
+            {
+                "png": base64.b64encode(figure.png).decode(),
+                "width": figure.width,
+                "height": figure.height,
+                "alt": figure.alt,
+            }
+            for figure in result.figures
+        ],
+        "dropped": [[dropped.name, dropped.reason.value] for dropped in result.dropped],
     }
 
 
@@ -117,6 +136,11 @@ def result_from(record: dict[str, Any]) -> RunResult:
         reason=str(record["reason"]),
         cpu_ms=int(record["cpu_ms"]),
         peak_memory_kb=int(record["peak_memory_kb"]),
+        figures=tuple(
+            Figure(base64.b64decode(f["png"]), int(f["width"]), int(f["height"]), str(f["alt"]))
+            for f in record.get("figures", [])
+        ),
+        dropped=tuple(Dropped(str(n), DropReason(r)) for n, r in record.get("dropped", [])),
     )
 
 

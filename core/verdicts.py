@@ -7,8 +7,9 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
-from core.cases import CaseVerdict, crash_message, judge_case
+from core.cases import CaseVerdict, judge_case
 from core.compare import LineDiff
+from core.figures import Figure, distinct
 from core.lessons import Exercise
 from core.messages import Message, Percent, Text, join, say, verbatim
 from core.runs import (
@@ -71,6 +72,13 @@ class Verdict:
         """Return the first failing case's difference, unless that case is hidden."""
         failing = next((case for case in self.cases if not case.passed), None)
         return None if failing is None or failing.hidden else failing.diff
+
+    def figures(self) -> list[tuple[str, Figure]]:
+        """Return the figures its visible cases drew, by case name: each picture once, at
+        most MAX_FIGURES (core.figures.distinct). A hidden case has none."""
+        return distinct(
+            (case.name, f) for case in self.cases if not case.hidden for f in case.figures
+        )
 
     def _shown(self) -> CaseVerdict | None:
         return next((case for case in self.cases if not case.hidden), None)
@@ -254,12 +262,11 @@ def judge(
 def _single_feedback(case: CaseVerdict, result: RunResult, exercise: Exercise) -> Text:
     """Word the one implicit case's verdict as the exercise's, as before cases existed."""
     limits, status = exercise.limits, case.status
-    if status is RunStatus.PASSED:
-        return student_text(status, limits)
-    if status is RunStatus.FAILED:
+    if status is RunStatus.PASSED:  # its detail, if any, says which figures were not kept
+        head = student_text(status, limits)
+        return head if case.message is None else join(head, case.message)
+    if status in (RunStatus.FAILED, RunStatus.ERROR):
         return join(student_text(status, limits), _detail(case))
-    if status is RunStatus.ERROR:
-        return join(student_text(status, limits), crash_message(result))
     return _detail(case)
 
 

@@ -3,11 +3,14 @@
 # the tree is imported as the base image, so the image's python3 and numpy are the tree's.
 # The base is imported again only when the tree's manifest changes; the build is cached.
 # Usage: runtime/build-image.sh [TREE]   (default /var/lib/codeblanks/runtime/bookworm)
+# The runner's tag is $CODEBLANKS_RUNNER_IMAGE (the worker's setting, default
+# codeblanks-runner:latest); the base's is codeblanks-runtime:<the tree's dir name>, so a tree
+# built elsewhere (CODEBLANKS_RUNTIME_DIR=.../bookworm-next) never replaces the images in use.
 set -euo pipefail
 cd "$(dirname "$0")"
 dir=${1:-${CODEBLANKS_RUNTIME_DIR:-/var/lib/codeblanks/runtime/bookworm}}
-base=codeblanks-runtime:bookworm
-runner=codeblanks-runner:latest
+base=codeblanks-runtime:$(basename "$dir")
+runner=${CODEBLANKS_RUNNER_IMAGE:-codeblanks-runner:latest}
 label=org.codeblanks.runtime-manifest
 
 [ -f "$dir/codeblanks-runtime.json" ] || { echo "image: no runtime tree at $dir (run runtime/build.sh)" >&2; exit 1; }

@@ -69,6 +69,11 @@ class Settings:
     # the compose worker's user namespace (workers/sandbox/userns_entry.py): slot uid u inside
     # is host uid u + this, apart from the uids of a codeblanks running on the host itself
     slot_uid_shift: int = 1_000_000
+    # the docker backend's image (runtime/build-image.sh builds it from runtime_dir's tree)
+    runner_image: str = "codeblanks-runner:latest"
+    # 1: the warm zygotes import matplotlib ahead: a run that draws takes ~90 ms instead of
+    # ~310, every other run ~1.5 ms more, each zygote 28 MB more (workers/sandbox/zygote)
+    warm_drawing: int = 0
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:

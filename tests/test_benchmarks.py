@@ -87,3 +87,20 @@ def test_the_practice_run_benchmark_times_every_lesson_through_the_served_app() 
         for key in ("done_ms", "shown_ms", "server_ms"):
             assert set(figures[key]) == {"median", "p95"} and figures[key]["median"] > 0
     assert "practice runs: POST to result" in done.stdout
+
+
+@pytest.mark.bwrap
+def test_the_sandbox_benchmark_times_a_drawing_run_with_its_figure() -> None:
+    done = subprocess.run(
+        [sys.executable, "benchmarks/sandbox.py", "--runs", "2", "--json",
+         "--modes", "warm_draw,warm_drawing,warm_drawing_draw,bwrap_cold_draw"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    modes = json.loads(done.stdout.strip().splitlines()[-1])["modes"]
+    # each drawing run came back with its one figure (the benchmark asserts it), and was timed
+    assert set(modes) >= {"warm_draw", "warm_drawing", "warm_drawing_draw", "bwrap_cold_draw"}
+    assert all(mode["median_ms"] > 0 for mode in modes.values())

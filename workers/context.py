@@ -61,7 +61,13 @@ class WorkerContext:
         each pool process makes its own."""
         pid = os.getpid()
         if pid not in self.sandboxes:
-            self.sandboxes[pid] = make_sandbox(self.settings.sandbox, self.settings.runtime_dir)
+            settings = self.settings
+            self.sandboxes[pid] = make_sandbox(
+                settings.sandbox,
+                settings.runtime_dir,
+                settings.runner_image,
+                bool(settings.warm_drawing),
+            )
         return self.sandboxes[pid]
 
     def close_sandbox(self) -> None:

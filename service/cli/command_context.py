@@ -24,7 +24,13 @@ class Context:
         When the block ends, the sandbox is closed: its processes are gone and its cgroups
         removed, so the command leaves nothing running behind it.
         """
-        box = make_sandbox(backend or self.settings.sandbox, self.settings.runtime_dir)
+        settings = self.settings
+        box = make_sandbox(
+            backend or settings.sandbox,
+            settings.runtime_dir,
+            settings.runner_image,
+            bool(settings.warm_drawing),
+        )
         try:
             yield box
         finally:

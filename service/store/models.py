@@ -12,12 +12,14 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    CheckConstraint,
     DateTime,
     Dialect,
     Float,
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Text,
@@ -533,3 +535,38 @@ class ScoreOverride(Base):
     automatic: Mapped[float] = mapped_column(Float)  # the part's automatic points then
     set_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
     set_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class FigureImage(Base):
+    """A figure a graded run drew (core.figures), as the worker re-encoded it, and its owner.
+
+    Its owner is a submission (the figures its verdict's visible cases drew, replaced
+    whenever the verdict is) or a practice run (what its run on the student's input and its
+    visible cases drew), one of the two, and it goes with its owner: deleting the submission
+    (with its placement or its user) or the run (purged after a day) deletes them. The bytes
+    are served to the owner's author and the course's teachers only
+    (service/web/figure_views.py).
+    """
+
+    __tablename__ = "figures"
+    __table_args__ = (
+        UniqueConstraint("submission_id", "position"),
+        UniqueConstraint("practice_run_id", "position"),
+        CheckConstraint(
+            "(submission_id IS NULL) != (practice_run_id IS NULL)", name="ck_figures_one_owner"
+        ),
+    )
+    id: Mapped[int] = mapped_column(primary_key=True)
+    submission_id: Mapped[int | None] = mapped_column(
+        ForeignKey("submissions.id", ondelete="CASCADE")
+    )
+    practice_run_id: Mapped[int | None] = mapped_column(
+        ForeignKey("practice_runs.id", ondelete="CASCADE")
+    )
+    position: Mapped[int] = mapped_column(Integer)  # 1, 2, ... in the verdict's order
+    case_name: Mapped[str | None] = mapped_column(String(80))  # the visible case that drew it
+    width: Mapped[int] = mapped_column(Integer)
+    height: Mapped[int] = mapped_column(Integer)
+    alt: Mapped[str] = mapped_column(String(300), default="")  # its text alternative
+    png: Mapped[bytes] = mapped_column(LargeBinary)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)

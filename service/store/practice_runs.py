@@ -46,6 +46,7 @@ from core.practice import Practice
 from core.runs import RunResult, RunStatus, result_from, result_record
 from core.verdicts import Verdict
 from service.queue import Message, Order, PracticeMessage
+from service.store import figure_rows
 from service.store.database import Store, changed
 from service.store.models import Placement, PracticeRun
 from service.store.models import PracticeStatus as Status
@@ -339,6 +340,7 @@ def finish(store: Store, held: Claim, practice: Practice, now: datetime) -> Afte
         message=to_json(verdict.message) if verdict else None,
         cases=[case.record() for case in verdict.cases] if verdict else None,
         on_input=on_input.record() if on_input else None,
+        figures=practice.figures(),
     )
 
 
@@ -360,13 +362,16 @@ def lose(store: Store, held: Claim, verdict: Verdict, problem: str, now: datetim
     )
 
 
-def _end(store: Store, held: Claim, now: datetime, **result: object) -> After:
+def _end(
+    store: Store, held: Claim, now: datetime, figures: figure_rows.Drawn = (), **result: object
+) -> After:
     values = {f"new_{name}": result.get(name) for name in _RESULT_COLUMNS}
     values["new_replaced"] = bool(result.get("replaced"))
     with store.transaction() as connection:
         fence = {"run_id": held.run_id, "token": held.token, "now": now}
         if changed(connection, _END, {**fence, **values}) != 1:
             return After(saved=False)
+        figure_rows.keep_for_run(connection, held.run_id, figures, now)  # what it drew
         return After(saved=True, then=_next_turn(connection, held.user_id, now))
 
 

@@ -43,7 +43,7 @@ from core.messages import say, to_json
 from core.runs import RunResult, RunStatus, result_from, result_record
 from core.verdicts import Verdict
 from service.queue import GradeMessage, Message, Order, Queue, SyncMessage
-from service.store import fair_share, grades
+from service.store import fair_share, figure_rows, grades
 from service.store.database import Store, changed
 from service.store.models import Course, Placement, Regrade, Submission, User
 from service.store.models import SubmissionStatus as Status
@@ -378,6 +378,7 @@ def finish(
 ) -> After:
     """Save the verdict if the claim still holds, with its grade's sync, atomically.
 
+    The verdict's figures (core.figures) replace those of any verdict before it.
     Return what follows: a sync task when the grade goes to an LMS; else nothing, for the
     sync is settled here as its task would have settled it: the lesson score kept and the
     sync skipped with the reason (held instead while a regrade of the pair awaits review),
@@ -402,6 +403,7 @@ def finish(
         fence = {"submission_id": held.submission_id, "token": held.token}
         if changed(connection, _VERDICT, {**fence, **values}) != 1:
             return After(Next.NOTHING, user_id, placement_id)
+        figure_rows.keep(connection, held.submission_id, verdict.figures(), now)
         then = _next_turn(connection, user_id, now) if held.queue == Queue.GRADE else None
         review = _under_review(connection, held)
         if held.to_lms:

@@ -75,7 +75,7 @@ def register_extensions(app: Flask, settings: Settings, celery_app: Celery | Non
 
 def register_blueprints(app: Flask) -> None:
     """Mount one blueprint per concern."""
-    from service.web import admin, home, switching
+    from service.web import admin, figure_views, home, switching
     from service.web.lms import endpoints, picker
     from service.web.ops import health, metrics
     from service.web.student import api, attempt_pages, student_pages
@@ -93,6 +93,7 @@ def register_blueprints(app: Flask) -> None:
     app.register_blueprint(teacher_pages.bp)
     app.register_blueprint(regrade_pages.bp)
     app.register_blueprint(switching.bp)
+    app.register_blueprint(figure_views.bp)
 
 
 def register_errorhandlers(app: Flask) -> None:

@@ -11,8 +11,16 @@ from workers.sandbox.runtime import Runtime
 BACKENDS = ("bwrap", "docker", "warm")
 
 
-def make_sandbox(backend: str, runtime_root: Path) -> Sandbox:
-    """Build the configured backend; raise GraderError for an unknown or unusable one."""
+def make_sandbox(
+    backend: str,
+    runtime_root: Path,
+    runner_image: str = "codeblanks-runner:latest",
+    warm_drawing: bool = False,
+) -> Sandbox:
+    """Build the configured backend; raise GraderError for an unknown or unusable one.
+
+    `runner_image` is the docker backend's (Settings.runner_image); `warm_drawing` whether
+    the warm pool's zygotes import matplotlib ahead (Settings.warm_drawing)."""
     if backend == "bwrap":
         from workers.sandbox.bwrap import BwrapSandbox
 
@@ -20,11 +28,12 @@ def make_sandbox(backend: str, runtime_root: Path) -> Sandbox:
     if backend == "docker":
         from workers.sandbox.docker import DockerSandbox
 
-        return DockerSandbox()  # its image is built from the runtime tree by build-image.sh
+        return DockerSandbox(runner_image)  # built from the runtime tree by build-image.sh
     if backend == "warm":
         from workers.sandbox.warm import WarmSandbox
 
-        return WarmSandbox(Runtime(runtime_root))  # starts its zygotes on first use
+        # starts its zygotes on first use
+        return WarmSandbox(Runtime(runtime_root), drawing=warm_drawing)
     raise GraderError(f"unknown sandbox backend {backend!r} (choose from {', '.join(BACKENDS)})")
 
 

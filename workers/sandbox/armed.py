@@ -6,7 +6,9 @@ pids across namespaces); the host moves it into a fresh per-run cgroup before it
 the program process, so everything the run ever does is charged to, limited by and killable
 through that cgroup. `execute` sends the code and the limits, reads the output with a budget
 and a deadline, takes the program's wait status from the supervisor, and SIGKILLs the whole
-cgroup. `finish` (off the clock) waits until the cgroup is empty and removes it.
+cgroup. `finish` (off the clock) waits until the cgroup is empty and removes it. The
+supervisor's report carries the run's figures (zygote/figure_files.py), at most
+MAX_FIGURES PNGs of MAX_FIGURE_BYTES: raw bytes, which the host re-encodes (outcomes.ended).
 
 A run the grader lost raises RunLost: its code never reached its supervisor, or its
 supervisor vanished without a report while nothing says the program reached a limit (see
@@ -27,16 +29,19 @@ import time
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from core import figures
 from core.errors import GraderError
 from core.runs import Limits, RunRequest
 from workers.sandbox import cgroups
 from workers.sandbox.capture import Captured, capture
+from workers.sandbox.outcomes import Drawn
 from workers.sandbox.zygote import wire
 
 _ARM_TIMEOUT_S = 10.0
 _WALL_GRACE_S = 0.5  # as bwrap; a warm start costs a few ms of it, not 200
 _STATUS_WAIT_S = 0.5  # after the program exits, its supervisor's report follows at once
 _UCRED = struct.Struct("3i")
+_REPORT_BLOBS = figures.MAX_FIGURES * figures.MAX_FIGURE_BYTES  # its figures, and no more
 
 
 class RunLost(GraderError):
@@ -45,12 +50,14 @@ class RunLost(GraderError):
 
 @dataclass
 class Execution:
-    """What a run left: its output, its wait status (None if killed first) and its usage."""
+    """What a run left: its output, its wait status (None if killed first), its usage and
+    its figures as its supervisor found them (None: none were asked for, or no report)."""
 
     captured: Captured
     status: int | None
     usage: cgroups.Usage
     duration_ms: int
+    drawn: Drawn | None = None
 
 
 class ArmedRun:
@@ -122,7 +129,14 @@ class ArmedRun:
                 rel = PurePosixPath(name)
                 if rel.is_absolute() or ".." in rel.parts or not rel.parts:
                     raise GraderError(f"refusing a file name outside the work dir: {name!r}")
-            header = {"entrypoint": request.entrypoint, "limits": limits.describe(), "names": names}
+            header = {
+                "entrypoint": request.entrypoint,
+                "limits": limits.describe(),
+                "names": names,
+                "figures": {"skip": figures.work_files(names), **figures.BOUNDS}
+                if request.figures
+                else None,
+            }
             try:
                 wire.send(self.sock, header, [request.files[n] for n in names])
             except OSError as exc:
@@ -134,10 +148,11 @@ class ArmedRun:
                 open(self._stderr, "rb", closefd=False) as err,
             ):
                 captured = capture(out, err, limits.output_kb * 1024, deadline)
-            status = None
+            status, drawn = None, None
             if not (captured.timed_out or captured.over_budget):
                 # the output can end long before the program does (it may close both pipes)
-                status = _status(self.sock, max(deadline, time.monotonic() + _STATUS_WAIT_S))
+                until = max(deadline, time.monotonic() + _STATUS_WAIT_S)
+                status, drawn = _status(self.sock, until)
                 captured.timed_out = status is None and time.monotonic() >= deadline
             duration_ms = int((time.monotonic() - started) * 1000)
             if captured.timed_out or captured.over_budget:
@@ -149,7 +164,7 @@ class ArmedRun:
             usage = self.group.usage()
             cpu_s = usage.cpu_s - self._cpu_before
             usage = cgroups.Usage(usage.peak_bytes, usage.oom_killed, cpu_s)
-            return Execution(captured, status, usage, duration_ms)
+            return Execution(captured, status, usage, duration_ms, drawn)
         finally:
             self.group.signal_all()
 
@@ -204,13 +219,27 @@ def _feed(fd: int, data: bytes) -> None:
         raise OSError(f"cannot feed the run's stdin: {exc}") from exc
 
 
-def _status(sock: socket.socket, until: float) -> int | None:
-    """Return the program's wait status as its supervisor reports it, or None if none came."""
+def _status(sock: socket.socket, until: float) -> tuple[int | None, Drawn | None]:
+    """Return the program's wait status as its supervisor reports it (None if none came),
+    and the figures its report carries."""
     sock.settimeout(max(0.001, until - time.monotonic()))
     try:
-        frame = wire.receive(sock)
+        frame = wire.receive(sock, _REPORT_BLOBS)
     except OSError:
-        return None
+        return None, None
     if frame is None or not isinstance(frame[0].get("status"), int):
+        return None, None
+    header, blobs = frame
+    return int(header["status"]), _drawn(header, blobs)
+
+
+def _drawn(header: dict[str, object], blobs: list[bytes]) -> Drawn | None:
+    """Return the figures of a report as (name, bytes) and (name, reason), if well formed."""
+    names, dropped = header.get("figures"), header.get("dropped")
+    if not isinstance(names, list) or not isinstance(dropped, list) or len(names) != len(blobs):
         return None
-    return int(frame[0]["status"])
+    found = [(str(name), blob) for name, blob in zip(names, blobs, strict=True)]
+    lost = [
+        (str(n), str(r)) for n, r in (d for d in dropped if isinstance(d, list) and len(d) == 2)
+    ]
+    return found, lost

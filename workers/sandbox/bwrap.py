@@ -11,7 +11,9 @@ A run, from outside in:
   the sandbox) and on the program.
 The host sets the rlimits (CPU time, address space, file size, open files, processes, no core
 files) on that one process with prlimit(2) before it sends the arguments, so bwrap and the
-program inherit them. Only the run's files go in; the output comes back through two pipes.
+program inherit them. Only the run's files go in; the output comes back through two pipes,
+and its figures (PNG files, core.figures) are read from its tmpfs by the host once every
+process of the run is dead, never following a link the run planted (zygote/figure_files.py).
 
 The first step is started ahead of the request ("armed"): on cgroup v1, moving a process into
 a cgroup waits for an RCU grace period (10-25 ms here), so a sandbox that has run once keeps
@@ -35,13 +37,14 @@ import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
+from core import figures
 from core.errors import GraderError
 from core.runs import Limits, RunRequest, RunResult
 from workers.sandbox import cgroups, memfd, scratch
 from workers.sandbox.capture import capture
-from workers.sandbox.outcomes import ended
-from workers.sandbox.runtime import PYTHON, Runtime
-from workers.sandbox.zygote import seccomp
+from workers.sandbox.outcomes import Drawn, ended
+from workers.sandbox.runtime import DRAWING_ENV, PYTHON, Runtime
+from workers.sandbox.zygote import figure_files, seccomp
 
 _STATE = Path("/run/codeblanks")
 # $1: the control fd; then the cgroup.procs files up to "--"; then the command to exec, to
@@ -303,6 +306,11 @@ class BwrapSandbox:
         if not started_ok and not out.timed_out:  # so no code of the run's ever ran
             stderr = bytes(out.stderr[: limits.output_kb * 1024])
             raise _LauncherGone(stderr.decode(errors="replace").strip()[:500] or f"status {code}")
+        drawn: Drawn | None = None
+        if request.figures:
+            group.kill_all()  # nothing of the run may write while its files are read
+            skip = figures.work_files(request.files)
+            drawn = figure_files.collect(str(space.path), skip, figures.BOUNDS)
         return ended(
             limits,
             out,
@@ -311,6 +319,7 @@ class BwrapSandbox:
             duration_ms=duration_ms,
             oom_killed=usage.oom_killed,
             usage=usage,
+            drawn=drawn,
         )
 
     def _args(self, space: scratch.Scratch, launcher: _Launcher) -> list[str]:
@@ -337,6 +346,7 @@ class BwrapSandbox:
             "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", "/work",
             "--setenv", "TMPDIR", "/tmp", "--setenv", "LANG", "C.UTF-8",
             "--setenv", "OPENBLAS_NUM_THREADS", "1", "--setenv", "OMP_NUM_THREADS", "1",
+            *(arg for name, value in DRAWING_ENV.items() for arg in ("--setenv", name, value)),
             "--remount-ro", "/",
         ]
         # fmt: on

@@ -194,8 +194,13 @@ def runtime_tree(runtime: Runtime) -> Finding:
     except GraderError as exc:
         return Finding("runtime tree", Level.FAIL, str(exc), "bash runtime/build.sh")
     versions = runtime.versions()
-    shown = ", ".join(f"{k} {versions[k]}" for k in ("python", "numpy") if k in versions)
-    return Finding("runtime tree", Level.OK, f"{runtime.root} ({shown or 'no manifest'})")
+    parts = ("python", "numpy", "matplotlib")
+    shown = ", ".join(f"{k} {versions[k]}" for k in parts if k in versions)
+    found = f"{runtime.root} ({shown or 'no manifest'})"
+    if "drawing" not in versions:  # built by runtime/build.sh before its v2 recipe
+        found += ": no matplotlib and no drawing hook, so a program that draws fails"
+        return Finding("runtime tree", Level.WARN, found, "bash runtime/build.sh (it rebuilds)")
+    return Finding("runtime tree", Level.OK, found)
 
 
 def run_time(

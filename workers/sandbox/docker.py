@@ -8,8 +8,9 @@ A run, from outside in:
   (never a shared one: RLIMIT_NPROC counts every process of a uid on the host, so a fork bomb
   under a shared uid would stop every other run from starting);
   its first program, docker_entry.py, makes itself non-dumpable, reads the files from stdin
-  into /work, says STARTED and execs the program. The wall clock starts at STARTED, so
-  container start-up is not charged.
+  into /work, says STARTED and execs the program (or, when its figures are asked for, forks
+  it, and after it writes them on stdout behind a marker made for the run, which capture
+  splits off). The wall clock starts at STARTED, so container start-up is not charged.
 No --rm: the daemon would remove the container before its OOMKilled flag could be read, so the
 container is inspected, then force-removed, whatever happened. Only this module talks to Docker.
 When the daemon is local, each container goes under a cgroup of the run's (--cgroup-parent),
@@ -38,12 +39,14 @@ import time
 from pathlib import Path, PurePosixPath
 from typing import IO
 
+from core import figures
 from core.errors import GraderError
 from core.runs import RunRequest, RunResult
 from workers.sandbox import cgroups, docker_entry, memfd, slices
-from workers.sandbox.capture import capture
-from workers.sandbox.outcomes import ended
-from workers.sandbox.zygote import seccomp
+from workers.sandbox.capture import Captured, capture
+from workers.sandbox.outcomes import Drawn, ended
+from workers.sandbox.runtime import DRAWING_ENV
+from workers.sandbox.zygote import figure_files, seccomp
 
 DEFAULT_IMAGE = "codeblanks-runner:latest"
 NAME_PREFIX = "codeblanks-run-"
@@ -52,6 +55,8 @@ INSTANCE_LABEL = "org.codeblanks.sandbox"  # the instance id of the DockerSandbo
 FIRST_UID = 1_000_000_000  # far above host users, bwrap's slots and the usual subuid ranges
 UIDS = 1 << 20  # random per run: two concurrent runs share a uid once in ~a million
 _ENTRY = Path(docker_entry.__file__).read_text()
+_COLLECTOR = Path(figure_files.__file__).read_text()  # the entry runs it in the container
+_TRAILER_BUDGET = figures.MAX_FIGURES * (figures.MAX_FIGURE_BYTES + 256) + 65536
 # the CLI reads the profile from a path and sends its text to the daemon, so a memfd of ours
 # (no file to write or clean up) serves a local daemon and a remote one alike
 _PROFILE = json.dumps(seccomp.profile()).encode()
@@ -120,12 +125,13 @@ class DockerSandbox:
     def run(self, request: RunRequest) -> RunResult:
         """Run the request in a new container and return its output and how it ended."""
         self.check()
-        payload = _payload(request)
+        marker = f"\0codeblanks-figures-{secrets.token_hex(16)}\0" if request.figures else ""
+        payload = _payload(request, marker)
         name = f"{NAME_PREFIX}{self.instance}-{secrets.token_hex(6)}"
         uid = FIRST_UID + secrets.randbelow(UIDS)
         group = self._accounting_group(request, name)
         try:
-            return self._run(request, name, uid, payload, group)
+            return self._run(request, name, uid, payload, group, marker.encode())
         finally:
             if group is not None:
                 group.remove()
@@ -158,6 +164,7 @@ class DockerSandbox:
         uid: int,
         payload: bytes,
         group: Accounting | None,
+        marker: bytes,
     ) -> RunResult:
         try:
             proc = self._start(request, name, uid, group)
@@ -167,7 +174,7 @@ class DockerSandbox:
         writer = threading.Thread(target=_feed, args=(proc.stdin, payload), daemon=True)
         writer.start()
         try:
-            result = self._follow(request, name, proc)
+            result = self._follow(request, name, proc, marker)
         finally:
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGKILL)
@@ -208,7 +215,9 @@ class DockerSandbox:
         finally:
             os.close(profile)
 
-    def _follow(self, request: RunRequest, name: str, proc: subprocess.Popen[bytes]) -> RunResult:
+    def _follow(
+        self, request: RunRequest, name: str, proc: subprocess.Popen[bytes], marker: bytes
+    ) -> RunResult:
         assert proc.stdout is not None and proc.stderr is not None
         limits = request.limits
         if not _await_start(proc.stdout, time.monotonic() + _START_TIMEOUT_S):
@@ -218,7 +227,7 @@ class DockerSandbox:
         started = time.monotonic()
         deadline = started + limits.time_s + _WALL_GRACE_S
         budget = limits.output_kb * 1024
-        out = capture(proc.stdout, proc.stderr, budget, deadline)
+        out = capture(proc.stdout, proc.stderr, budget, deadline, marker, _TRAILER_BUDGET)
         if out.timed_out or out.over_budget:
             self._stop(name, proc)
         try:
@@ -236,6 +245,7 @@ class DockerSandbox:
             signal=signalled,
             duration_ms=duration_ms,
             oom_killed=oom_killed,
+            drawn=_drawn(out) if marker else None,
         )
 
     def _stop(self, name: str, proc: subprocess.Popen[bytes]) -> None:
@@ -286,6 +296,7 @@ class DockerSandbox:
             "--env", "PATH=/usr/bin:/bin", "--env", "HOME=/work", "--env", "TMPDIR=/tmp",
             "--env", "LANG=C.UTF-8", "--env", "OPENBLAS_NUM_THREADS=1",
             "--env", "OMP_NUM_THREADS=1",
+            *(arg for item in DRAWING_ENV.items() for arg in ("--env", "=".join(item))),
             self.image, docker_entry.PYTHON, "-I", "-S", "-c", _ENTRY,
         ]
         # fmt: on
@@ -316,14 +327,21 @@ def _expired(group: str) -> bool:
     return not deadline.isdigit() or int(deadline) < time.time()  # no deadline: an old version's
 
 
-def _payload(request: RunRequest) -> bytes:
-    """Encode the files and the entrypoint as docker_entry.py reads them, then the stdin."""
+def _payload(request: RunRequest, marker: str = "") -> bytes:
+    """Encode the files and the entrypoint as docker_entry.py reads them, then the stdin;
+    with a `marker`, what the entry needs to send the figures back after it."""
     for name in request.files:
         rel = PurePosixPath(name)
         if rel.is_absolute() or ".." in rel.parts or not rel.parts:
             raise GraderError(f"refusing a file name outside the work dir: {name!r}")
     files = {name: base64.b64encode(data).decode() for name, data in request.files.items()}
-    header = json.dumps({"files": files, "entrypoint": request.entrypoint}).encode()
+    wanted = None
+    if marker:
+        skip = figures.work_files(request.files)
+        wanted = {"marker": marker, "skip": skip, "collector": _COLLECTOR, **figures.BOUNDS}
+    header = json.dumps(
+        {"files": files, "entrypoint": request.entrypoint, "figures": wanted}
+    ).encode()
     return b"%d\n" % len(header) + header + request.stdin
 
 
@@ -357,3 +375,10 @@ def _await_start(stdout: IO[bytes], deadline: float) -> bool:
     if seen != docker_entry.STARTED:
         raise GraderError("the docker sandbox's entry did not say it started")
     return True
+
+
+def _drawn(out: Captured) -> Drawn | None:
+    """Return the figures the entry wrote after the marker, if they came whole."""
+    if out.trailer is None or out.trailer_over:
+        return None
+    return figure_files.unpack(bytes(out.trailer), _TRAILER_BUDGET)

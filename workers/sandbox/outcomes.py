@@ -11,9 +11,14 @@ from __future__ import annotations
 import signal
 from dataclasses import dataclass
 
+from core.figures import Dropped, Figure
 from core.runs import Limits, RunOutcome, RunResult
+from workers.sandbox import reencoding
 from workers.sandbox.capture import Captured
 from workers.sandbox.cgroups import Usage
+
+# what the sandbox said of a run's figures: (name, PNG bytes) found, (name, reason) dropped
+Drawn = tuple[list[tuple[str, bytes]], list[tuple[str, str]]]
 
 
 @dataclass(frozen=True)
@@ -59,10 +64,13 @@ def ended(
     duration_ms: int,
     oom_killed: bool,
     usage: Usage | None = None,
+    drawn: Drawn | None = None,
 ) -> RunResult:
     """Return a run's result: its output cut to the limit, how it ended decided by classify.
 
-    `usage` is the run's cgroup's (CPU time, peak memory), where the backend reads one.
+    `usage` is the run's cgroup's (CPU time, peak memory), where the backend reads one;
+    `drawn` its figures as the sandbox handed them over, checked and re-encoded here (only a
+    run that exited on its own keeps any: a killed one's may be half written).
     """
     budget = limits.output_kb * 1024
     stdout, stderr = bytes(out.stdout[:budget]), bytes(out.stderr[:budget])
@@ -76,6 +84,10 @@ def ended(
         stderr=stderr,
     )
     outcome = classify(ending, limits)
+    figures: tuple[Figure, ...] = ()
+    dropped: tuple[Dropped, ...] = ()
+    if drawn is not None and outcome is RunOutcome.EXITED:
+        figures, dropped = reencoding.checked(*drawn)
     return RunResult(
         outcome,
         stdout,
@@ -85,4 +97,6 @@ def ended(
         duration_ms=duration_ms,
         cpu_ms=0 if usage is None else int(usage.cpu_s * 1000),
         peak_memory_kb=0 if usage is None else usage.peak_bytes // 1024,
+        figures=figures,
+        dropped=dropped,
     )

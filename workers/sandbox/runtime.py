@@ -1,4 +1,5 @@
-"""The runtime tree: one minimal Debian with python3 and numpy, shared by every backend."""
+"""The runtime tree: one minimal Debian with python3, numpy and matplotlib, shared by every
+backend."""
 
 from __future__ import annotations
 
@@ -11,6 +12,15 @@ from core.errors import GraderError
 DEFAULT_ROOT = Path("/var/lib/codeblanks/runtime/bookworm")
 PYTHON = "/usr/bin/python3"
 MANIFEST = "codeblanks-runtime.json"
+# how a run draws (runtime/codeblanks_drawing.py, which the tree imports as Python starts):
+# matplotlib's rc file where the sandbox sees it (Debian's is /etc/matplotlibrc, outside
+# it), its config and cache dir in the run's own /tmp (the hook puts the tree's font list
+# there), and the tree's Agg backend that keeps plt.show()'s figures
+DRAWING_ENV = {
+    "MPLBACKEND": "module://codeblanks_drawing",
+    "MATPLOTLIBRC": "/usr/share/matplotlib/mpl-data/matplotlibrc",
+    "MPLCONFIGDIR": "/tmp/matplotlib",
+}
 
 
 @dataclass(frozen=True)
@@ -28,7 +38,7 @@ class Runtime:
             )
 
     def versions(self) -> dict[str, str]:
-        """Return the recorded versions (python, numpy) from the tree's manifest."""
+        """Return the recorded versions (python, numpy, matplotlib) from the tree's manifest."""
         try:
             data = json.loads((self.root / MANIFEST).read_text())
         except (OSError, ValueError):

@@ -33,7 +33,7 @@ from core.errors import GraderError
 from core.runs import Limits, RunRequest
 from workers.sandbox import cgroups, scratch, zygote
 from workers.sandbox.armed import ArmedRun, Execution, RunLost
-from workers.sandbox.runtime import PYTHON, Runtime
+from workers.sandbox.runtime import DRAWING_ENV, PYTHON, Runtime
 
 ZYGOTE_MOUNT = "/opt/codeblanks"
 # runs armed ahead per slot: one waits while another runs, since arming takes longer than a
@@ -49,6 +49,7 @@ _PROGRAM_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*\.py$")
 _START_TIMEOUT_S = 30.0  # bwrap, python3 and numpy: ~0.2 s idle, seconds on a loaded machine
 _GONE_S = 30.0  # a killed zygote frees numpy's pages in well under a second; seconds when loaded
 # root's sh joins the slot's cgroup(s), then becomes the slot's uid (setpriv) and bwrap
+_ZYGOTE_TMP = 4 * 2**20  # bytes: the zygote's /tmp holds matplotlib's font list (30 KB)
 _LAUNCH = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
 
 
@@ -59,8 +60,11 @@ class Slot:
     calls execute, also while the keeper arms (never while it starts or discards).
     """
 
-    def __init__(self, runtime: Runtime, uid: int, zygote_dir: Path, log: Path) -> None:
+    def __init__(
+        self, runtime: Runtime, uid: int, zygote_dir: Path, log: Path, drawing: bool = False
+    ) -> None:
         self.runtime = runtime
+        self.drawing = drawing  # the zygote imports matplotlib ahead (zygote/__main__.py)
         self.uid = uid
         self.zygote_dir = zygote_dir
         self.log = log
@@ -236,13 +240,17 @@ class Slot:
             "--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
             "--ro-bind", str(self.zygote_dir), f"{ZYGOTE_MOUNT}/zygote",
             "--proc", "/proc", "--dev", "/dev",
-            "--dir", "/work", "--dir", "/tmp", "--dir", "/.scratch",
+            # the zygote's own /tmp (matplotlib's config dir, as it imports it): each run
+            # mounts its own over it
+            "--dir", "/work", "--size", str(_ZYGOTE_TMP), "--tmpfs", "/tmp", "--dir", "/.scratch",
             "--chdir", ZYGOTE_MOUNT, "--clearenv",
             "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", "/work",
             "--setenv", "TMPDIR", "/tmp", "--setenv", "LANG", "C.UTF-8",
             "--setenv", "OPENBLAS_NUM_THREADS", "1", "--setenv", "OMP_NUM_THREADS", "1",
+            *(arg for name, value in DRAWING_ENV.items() for arg in ("--setenv", name, value)),
             "--remount-ro", "/dev", "--remount-ro", "/",
             PYTHON, "-E", "-s", "-B", "-m", "zygote", str(control_fd),
+            *(["--drawing"] if self.drawing else []),
         ]
         # fmt: on
 

@@ -85,8 +85,10 @@ class WarmSandbox:
         slots: int | None = None,
         state_dir: Path = _STATE,
         fallback: Sandbox | None = None,
+        drawing: bool = False,
     ) -> None:
         self.runtime = runtime
+        self.drawing = drawing  # its zygotes import matplotlib ahead (Settings.warm_drawing)
         self.size = slots or os.cpu_count() or 1
         self.state_dir = state_dir / "warm"
         self._fallback = fallback
@@ -144,7 +146,8 @@ class WarmSandbox:
                 log.error("the warm pool cannot start (%s); runs go cold", exc)
             self.size = len(self._keepers)  # no more uids (or none at all): stay this size
             return
-        keeper = _Keeper(Slot(self.runtime, uid, self._code, self.state_dir / f"{uid}.log"))
+        written = self.state_dir / f"{uid}.log"
+        keeper = _Keeper(Slot(self.runtime, uid, self._code, written, self.drawing))
         keeper.thread = threading.Thread(
             target=self._keep, args=(keeper,), name=f"warm-{uid}", daemon=True
         )
@@ -354,6 +357,7 @@ def _result(limits: Limits, execution: Execution) -> tuple[RunResult, bool]:
         duration_ms=execution.duration_ms,
         oom_killed=usage.oom_killed,
         usage=usage,
+        drawn=execution.drawn,
     )
     if result.outcome is not RunOutcome.EXITED:
         return result, False

@@ -9,6 +9,7 @@ SourceRefused or an AnswerError.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -21,7 +22,7 @@ from core.questions import score_answer
 from core.student_views import case_records, student_view
 from service.queue import GradeMessage, Message, SyncMessage
 from service.settings import Settings
-from service.store import answers, drafts, placement_rows, policies, submissions
+from service.store import answers, drafts, figure_rows, placement_rows, policies, submissions
 from service.store.database import Store
 from service.store.models import Placement, Submission, SubmissionStatus, utcnow
 from service.web import extensions
@@ -198,19 +199,28 @@ def reveals(asker: Asker, placement: Placement, used: int | None = None) -> bool
     return policy.reveals(asker.now, used or 0, passed)
 
 
-def status_of(asker: Asker, submission_id: int) -> dict[str, Any]:
-    """Return the submission's status and, once graded, its verdict; only to its author."""
+def status_of(
+    asker: Asker, submission_id: int, link: Callable[[int], str] | None = None
+) -> dict[str, Any]:
+    """Return the submission's status and, once graded, its verdict; only to its author.
+
+    `link` makes a figure's URL from its id (figure_views.linker): without it, a verdict's
+    figures are listed without a URL."""
     submission = submissions.get(asker.store, submission_id)
     if submission is None or submission.user_id != asker.user.user_id:
         raise Refused(404, "unknown_submission", say("There is no such submission of yours."))
     revealed = held = False
+    figures: list[dict[str, Any]] = []
     if submission.status == SubmissionStatus.GRADED:  # a stream polls: nothing read before
         placement = placement_rows.find(asker.store, submission.placement_id)
         if placement is not None:
             held = placement.holds_scores
             # only with a hidden case withheld is the policy worth its queries
             revealed = withholds(submission) and reveals(asker, placement)
-    return describe(submission, revealed, held)
+        with asker.store.reading() as session:
+            drawn = figure_rows.listed(session, [submission.id]).get(submission.id, [])
+        figures = [figure_json(figure, link) for figure in drawn]
+    return describe(submission, revealed, held, figures)
 
 
 def withholds(submission: Submission) -> bool:
@@ -219,13 +229,20 @@ def withholds(submission: Submission) -> bool:
     return graded and any(record.get("hidden") for record in case_records(submission.cases))
 
 
-def describe(submission: Submission, revealed: bool = False, held: bool = False) -> dict[str, Any]:
+def describe(
+    submission: Submission,
+    revealed: bool = False,
+    held: bool = False,
+    figures: Sequence[dict[str, Any]] = (),
+) -> dict[str, Any]:
     """Return a submission as the JSON API shows it: once graded, its student's view.
 
     The verdict is core.student_views.student_view's: a hidden case by name, weight and
     pass or fail only until `revealed`; `stdout` and `stderr` are those of the case
     `output_case` names (the first visible one), none when every case is hidden. While
     the placement is `held`, its `score` is null (the shape stays; the feedback shows).
+    `figures` are what its visible cases drew (a hidden case's never left the sandbox), as
+    figure_json() lists them.
     """
     verdict = None
     if submission.status == SubmissionStatus.GRADED:
@@ -242,6 +259,7 @@ def describe(submission: Submission, revealed: bool = False, held: bool = False)
             "grader_failed": submission.grader_error is not None,
             "cases": list(view.cases),
             "output_case": view.output_case,
+            "figures": list(figures),
         }
     return {
         "id": submission.id,
@@ -253,6 +271,16 @@ def describe(submission: Submission, revealed: bool = False, held: bool = False)
         "graded_at": submission.graded_at.isoformat() if submission.graded_at else None,
         "verdict": verdict,
     }
+
+
+def figure_json(figure: figure_rows.Listed, link: Callable[[int], str] | None) -> dict[str, Any]:
+    """Return a figure as a verdict's JSON lists it (ARCHITECTURE.md: `figures`)."""
+    shown: dict[str, Any] = {"width": figure.width, "height": figure.height, "alt": figure.alt}
+    if link is not None:
+        shown["url"] = link(figure.id)
+    if figure.case is not None:
+        shown["case"] = figure.case
+    return shown
 
 
 def open_placement(asker: Asker, placement_id: int) -> tuple[Placement, Lesson]:

@@ -3,7 +3,7 @@ questions, sign links."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -14,11 +14,10 @@ from sqlalchemy.exc import DBAPIError
 from core.messages import say
 from core.sources import check_input, check_source, check_text
 from service.store.models import PracticeStatus, SubmissionStatus, utcnow
-from service.web import extensions
+from service.web import extensions, figure_views
 from service.web.auth import HEADER, link_token
 from service.web.student import actions, practice_actions
 from service.web.student.actions import Refused, signed_in
-from service.web.student.practice_actions import PracticeView
 from service.web.student.streams import follow
 
 bp = Blueprint("api", __name__, url_prefix="/api")
@@ -78,8 +77,9 @@ def run(placement_id: int) -> tuple[Response, int, dict[str, str]]:
 @bp.get("/runs/<int:run_id>")
 def practice_run(run_id: int) -> Response:
     """Return the practice run's status and, once done, what it found; only to its author."""
-    run = practice_actions.find(actions.asker(), run_id)
-    return jsonify(PracticeView(run).as_json())
+    asker = actions.asker()
+    run = practice_actions.find(asker, run_id)
+    return jsonify(practice_actions.viewed(asker, run, link=figure_views.linker()).as_json())
 
 
 @bp.put("/placements/<int:placement_id>/draft")
@@ -93,15 +93,15 @@ def draft(placement_id: int) -> tuple[str, int]:
 @bp.get("/submissions/<int:submission_id>")
 def submission(submission_id: int) -> Response:
     """Return the submission's status and, once graded, its verdict."""
-    return jsonify(actions.status_of(actions.asker(), submission_id))
+    return jsonify(actions.status_of(actions.asker(), submission_id, figure_views.linker()))
 
 
 @bp.get("/submissions/<int:submission_id>/events")
 def events(submission_id: int) -> Response:
     """Stream the submission's status (Server-Sent Events): short, capped; see its module."""
-    asker = actions.asker()
-    first = actions.status_of(asker, submission_id)  # 404 now, not in the stream
-    stream = _stream(asker, submission_id, first)
+    asker, link = actions.asker(), figure_views.linker()
+    first = actions.status_of(asker, submission_id, link)  # 404 now, not in the stream
+    stream = _stream(asker, submission_id, first, link)
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
     return Response(stream, mimetype="text/event-stream", headers=headers)
 
@@ -162,10 +162,12 @@ def _json_body() -> dict[str, Any]:
     return body
 
 
-def _stream(asker: actions.Asker, submission_id: int, first: dict[str, Any]) -> Iterator[str]:
+def _stream(
+    asker: actions.Asker, submission_id: int, first: dict[str, Any], link: Callable[[int], str]
+) -> Iterator[str]:
     def look() -> dict[str, Any] | None:
         try:  # each look at its own time: a reveal that comes due shows in the stream
-            return actions.status_of(replace(asker, now=utcnow()), submission_id)
+            return actions.status_of(replace(asker, now=utcnow()), submission_id, link)
         except DBAPIError:
             return None  # the database blinked; the stream looks again shortly
 

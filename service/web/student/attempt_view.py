@@ -19,7 +19,7 @@ from core.code_changes import Changes, compare
 from core.lessons import Lesson
 from core.messages import say
 from core.student_views import StudentView
-from service.store import drafts, work
+from service.store import drafts, figure_rows, work
 from service.store.models import Placement, Submission
 from service.store.work import Attempt, AttemptRow
 from service.web.student import actions
@@ -59,6 +59,7 @@ class AttemptPage:
     attempt: Attempt
     revealed: bool
     changes: Changes | None  # None for the first attempt
+    figures: list[figure_rows.Listed]  # what its visible cases drew
 
     @property
     def submission(self) -> Submission:
@@ -124,12 +125,13 @@ def attempt_page(asker: actions.Asker, placement_id: int, submission_id: int) ->
     placement, lesson = actions.open_placement(asker, placement_id)
     with asker.store.reading() as session:
         found = work.attempt(session, placement_id, asker.user.user_id, submission_id)
+        figures = figure_rows.listed(session, [submission_id]).get(submission_id, [])
     if found is None:
         raise _unknown()
     # only a verdict with a hidden case withheld is worth the reveal's queries
     revealed = actions.withholds(found.submission) and actions.reveals(asker, placement)
     changes = compare(found.previous[1], found.submission.source) if found.previous else None
-    return AttemptPage(placement, lesson, found, revealed, changes)
+    return AttemptPage(placement, lesson, found, revealed, changes, figures)
 
 
 def restore(asker: actions.Asker, placement_id: int, submission_id: int) -> None:

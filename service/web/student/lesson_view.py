@@ -10,7 +10,7 @@ when `revealed`; every verdict on it is its student's view (core.student_views).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from core.lesson_scores import LessonScore
@@ -23,6 +23,7 @@ from core.runs import RunStatus
 from core.student_views import StoredVerdict, StudentView, student_view
 from service.store import (
     drafts,
+    figure_rows,
     grades,
     policies,
     policy_exceptions,
@@ -58,6 +59,11 @@ class LessonPage:
     closed: Closed | None  # why the exercise takes no more submissions, if it does not
     questions_closed: Closed | None  # why answers are no longer taken (past due), if so
     code: str  # what the editor opens with: the draft, the last submission, or the starter
+    figures: list[figure_rows.Listed] = field(default_factory=list)  # the shown verdict's
+
+    def figures_of(self, case: str | None) -> list[figure_rows.Listed]:
+        """Return the shown verdict's figures that a case drew (all of them for None)."""
+        return [f for f in self.figures if case is None or f.case == case]
 
     @property
     def graded(self) -> bool:
@@ -205,6 +211,7 @@ def lesson_page(asker: actions.Asker, placement_id: int) -> LessonPage:
         scored = grades.scored(session, placement, lesson, user_id)
         found = policy_exceptions.get(session, placement_id, user_id)
         comment = score_comments.comment(session, placement, lesson, user_id)
+        figures = figure_rows.listed(session, [shown.id]).get(shown.id, []) if shown else []
     exception = found.exception if found is not None else None
     policy = policies.policy_of(placement, exception)
     revealed = actions.reveals(asker, placement, used)
@@ -225,6 +232,7 @@ def lesson_page(asker: actions.Asker, placement_id: int) -> LessonPage:
         closed=policy.closed(now, used, revealed),
         questions_closed=policy.closed(now),
         code=draft.source if draft else (newest.source if newest else starter),
+        figures=figures,
     )
 
 

@@ -11,6 +11,7 @@ the sample solution shown): it changes nothing. Only its author may read it.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -21,9 +22,9 @@ from core.practice import InputRun, input_from
 from core.student_views import StudentView, stored_view
 from service.queue import Message, PracticeMessage
 from service.settings import Settings
-from service.store import practice_runs, submissions
+from service.store import figure_rows, practice_runs, submissions
 from service.store.models import PracticeRun, PracticeStatus
-from service.web.student.actions import Asker, Refused, open_placement
+from service.web.student.actions import Asker, Refused, figure_json, open_placement
 from service.web.student.lesson_view import ShownCase
 
 
@@ -80,7 +81,25 @@ def find(asker: Asker, run_id: int, placement_id: int | None = None) -> Practice
 def shown(asker: Asker, placement_id: int, run_id: int) -> PracticeView:
     """Return the student's practice run of a placement they launched, as the page shows it."""
     _placement, lesson = open_placement(asker, placement_id)
-    return PracticeView(find(asker, run_id, placement_id), lesson)
+    return viewed(asker, find(asker, run_id, placement_id), lesson)
+
+
+def viewed(
+    asker: Asker,
+    run: PracticeRun,
+    lesson: Lesson | None = None,
+    link: Callable[[int], str] | None = None,
+) -> PracticeView:
+    """Return the practice run as its student sees it, with the figures it drew (once done).
+
+    `link` makes a figure's URL from its id (figure_views.linker) for the JSON API; a page
+    links them itself.
+    """
+    drawn: tuple[figure_rows.Listed, ...] = ()
+    if run.status == PracticeStatus.DONE:
+        with asker.store.reading() as session:
+            drawn = tuple(figure_rows.run_listed(session, run.id))
+    return PracticeView(run, lesson, drawn, link)
 
 
 @dataclass(frozen=True)
@@ -90,6 +109,8 @@ class PracticeView:
 
     run: PracticeRun
     lesson: Lesson | None = None
+    drawn: tuple[figure_rows.Listed, ...] = ()  # its figures (viewed() reads them)
+    link: Callable[[int], str] | None = None  # a figure's URL, for the JSON API
 
     @property
     def status(self) -> str:
@@ -141,8 +162,17 @@ class PracticeView:
 
     @property
     def figures(self) -> list[dict[str, Any]]:
-        """Return the figures the run drew (none yet: the figures' work adds them)."""
-        return []
+        """Return the figures the run drew, as a verdict's JSON lists them."""
+        return [figure_json(figure, self.link) for figure in self.drawn]
+
+    def figures_of(self, case: str | None) -> list[figure_rows.Listed]:
+        """Return the figures a case drew (None: the run on the student's own input)."""
+        return [figure for figure in self.drawn if figure.case == case]
+
+    @property
+    def case_figures(self) -> list[figure_rows.Listed]:
+        """Return the figures its cases drew (not the run on the student's input)."""
+        return [figure for figure in self.drawn if figure.case is not None]
 
     def as_json(self) -> dict[str, Any]:
         """Return the run as the JSON API shows it; `result` once done (None if replaced)."""
@@ -183,4 +213,4 @@ def latest(asker: Asker, placement_id: int, lesson: Lesson) -> PracticeView | No
     """Return the student's newest practice run of the placement, as the lesson page shows it."""
     with asker.store.reading() as session:
         run = practice_runs.latest(session, placement_id, asker.user.user_id)
-    return None if run is None else PracticeView(run, lesson)
+    return None if run is None else viewed(asker, run, lesson)

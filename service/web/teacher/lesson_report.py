@@ -14,6 +14,7 @@ from core.overrides import Scored
 from core.runs import RunStatus
 from service.store import (
     case_tallies,
+    figure_rows,
     grades,
     memberships,
     override_rows,
@@ -104,6 +105,7 @@ class Attempt:
     """A submission on its teacher's page: the stored row, and what its statuses say."""
 
     submission: Submission
+    figures: list[figure_rows.Listed] = field(default_factory=list)  # what its cases drew
 
     @property
     def graded(self) -> bool:
@@ -233,7 +235,8 @@ def student_work(
             scored = grades.scored(session, placement, lesson, user_id)
             comment = score_comments.comment(session, placement, lesson, user_id)
         history = override_rows.history(session, placement.id, user_id)
-    attempts = [Attempt(submission) for submission in done]
+        drawn = figure_rows.listed(session, [submission.id for submission in done])
+    attempts = [Attempt(submission, drawn.get(submission.id, [])) for submission in done]
     name = user.name or user.sub
     return StudentWork(
         placement, lesson, user_id, name, attempts, answers, exception, scored, comment, history

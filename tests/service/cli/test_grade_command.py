@@ -22,7 +22,9 @@ def test_grade_json_contract_for_the_seed_solution():
         "duration_ms",
         "feedback",
         "cases",
+        "figures",
     }
+    assert verdict["figures"] == []  # the seed draws nothing
     assert verdict["cases"] == [
         {
             "name": "expected output",
@@ -228,3 +230,29 @@ def test_grade_a_lesson_with_broken_cases_exits_2_naming_the_case(seed_copy):
         f"codeblanks: broken lesson: {exercise}: "
         "cases[1] ('equal scores').weight: must be a number in (0, 1000]"
     )
+
+
+HEATMAP = SEED.parent / "attention-heatmap"
+
+
+def test_grade_json_lists_the_figures_without_a_url_and_writes_them_when_asked(tmp_path):
+    answer = HEATMAP / "solution" / "model.py"
+    listed = json.loads(codeblanks("grade", HEATMAP, answer, "--json").stdout)
+    alt = "Dikkat ağırlıkları, x: anahtar (bakılan kelime), y: sorgu (bakan kelime)"
+    shown = {"case": "the lesson's sentence", "width": 640, "height": 480, "alt": alt}
+    assert listed["status"] == "passed" and listed["figures"] == [shown]
+    written = codeblanks("grade", HEATMAP, answer, "--json", "--figures", tmp_path / "out")
+    assert written.returncode == 0, written.stderr
+    figure = tmp_path / "out" / "figure-1.png"
+    assert json.loads(written.stdout)["figures"] == [{**shown, "file": str(figure)}]
+    assert figure.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["figure-1.png"]
+    human = codeblanks("grade", HEATMAP, answer)
+    assert "--- figures ---" in human.stdout and "640x480" in human.stdout
+
+
+def test_grade_figures_dir_that_cannot_be_made_exits_2(tmp_path):
+    (tmp_path / "file").write_text("")
+    answer = HEATMAP / "solution" / "model.py"
+    done = codeblanks("grade", HEATMAP, answer, "--figures", tmp_path / "file" / "out")
+    assert done.returncode == 2 and "cannot be made" in done.stderr

@@ -32,6 +32,7 @@ TABLES = {
     "score_overrides",
     "line_item_reads",
     "practice_runs",
+    "figures",
     "alembic_version",
 }
 

@@ -79,6 +79,7 @@ def old_reader(row: dict) -> dict:
         "grader_failed": row.get("grader_error") is not None,
         "cases": cases,
         "output_case": next((c["name"] for c in cases if not c["hidden"]), None),
+        "figures": [],  # an old verdict drew none
     }
 
 

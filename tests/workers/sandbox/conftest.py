@@ -53,7 +53,7 @@ def sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
     if name in SETUP:
         request.getfixturevalue(SETUP[name])
     try:
-        box = make_sandbox(name, Settings.from_env().runtime_dir)
+        box = make_sandbox(name, Settings.from_env().runtime_dir, Settings.from_env().runner_image)
         getattr(box, "check", lambda: None)()
     except GraderError as exc:
         pytest.fail(f"the {name} sandbox backend is not available: {exc}")

@@ -24,7 +24,9 @@ SOURCE = b"import numpy, subprocess\nsubprocess.run(['true'])\nprint(int(numpy.o
 
 def main(backend: str) -> int:
     """Run the loop until stdin closes; exit 0 if every run printed what it should."""
-    sandbox = make_sandbox(backend, Settings.from_env().runtime_dir)
+    sandbox = make_sandbox(
+        backend, Settings.from_env().runtime_dir, Settings.from_env().runner_image
+    )
     getattr(sandbox, "check", lambda: None)()
     getattr(sandbox, "start", lambda: None)()
     stop = threading.Event()

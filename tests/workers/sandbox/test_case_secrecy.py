@@ -126,7 +126,9 @@ def search():
 
 
 if __name__ == "__main__":
-    sys.stdin.read()
+    # kept: a freed input's memory may be taken again before the search reads it (it was,
+    # once the warm zygote's heap held matplotlib too)
+    INPUT = sys.stdin.read()
     print(search())
 """
 REPORT = re.compile(

@@ -213,6 +213,20 @@ def test_the_timed_runs_warn_when_slow_and_fail_when_broken(sandbox, level, said
     assert sandbox.requests[0].limits.time_s == 60  # measured, not cut off at a lesson's limit
 
 
+def test_a_tree_without_matplotlib_is_a_warning_that_says_how_to_rebuild(tmp_path):
+    (tmp_path / "usr" / "bin").mkdir(parents=True)
+    (tmp_path / "usr" / "bin" / "python3").write_text("")
+    manifest = tmp_path / "codeblanks-runtime.json"
+    manifest.write_text('{"recipe": "v1", "python": "3.11.2", "numpy": "1.24.2"}')
+    old = checkup.runtime_tree(Runtime(tmp_path))
+    assert old.level is Level.WARN and "no matplotlib" in old.found
+    assert "runtime/build.sh" in old.fix
+    manifest.write_text('{"python": "3.11.2", "numpy": "1.24.2", "matplotlib": "3.6.3", '
+                        '"drawing": "35a25d93583eebaf"}')  # fmt: skip
+    new = checkup.runtime_tree(Runtime(tmp_path))
+    assert new.level is Level.OK and "matplotlib 3.6.3" in new.found
+
+
 def test_a_missing_runtime_tree_fails(tmp_path):
     finding = checkup.runtime_tree(Runtime(tmp_path / "nothing"))
     assert finding.level is Level.FAIL and "runtime/build.sh" in finding.fix

@@ -13,6 +13,7 @@ import pytest
 from core.errors import GraderError
 from core.runs import Limits, RunOutcome, RunRequest, RunStatus
 from core.verdicts import grade_source
+from service.settings import Settings
 from testkit import slowness
 from tests.workers.sandbox.leftovers import docker_leftovers
 from workers.sandbox import cgroups
@@ -24,6 +25,7 @@ from workers.sandbox.docker import (
     UIDS,
     DockerSandbox,
 )
+from workers.sandbox.runtime import DRAWING_ENV
 
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("docker_daemon")]
 
@@ -31,7 +33,7 @@ pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("docker_daemon")]
 @pytest.fixture(scope="module")
 def docker() -> DockerSandbox:
     """The docker backend on the runner image; fails if the daemon or the image is missing."""
-    sandbox = DockerSandbox()
+    sandbox = DockerSandbox(Settings.from_env().runner_image)
     sandbox.check()
     return sandbox
 
@@ -87,7 +89,12 @@ def test_the_run_is_unprivileged_and_isolated(docker):
     assert (caps, no_new_privs, seccomp) == ("0000000000000000", "1", "2")
     assert root == "ro True True True"
     assert env == str(
-        ["HOME", "HOSTNAME", "LANG", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "PATH", "TMPDIR"]
+        sorted(
+            [
+                "HOME", "HOSTNAME", "LANG", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "PATH",
+                "TMPDIR", *DRAWING_ENV,
+            ]
+        )  # fmt: skip
     )
 
 
@@ -150,7 +157,7 @@ def test_sweep_leaves_a_live_runs_accounting_cgroup_and_removes_an_expired_one(d
 
 
 def test_runs_carry_their_sandboxs_instance_id(docker):
-    other = DockerSandbox()
+    other = DockerSandbox(Settings.from_env().runner_image)
     assert other.instance != docker.instance
     seen = []
     done = threading.Event()

@@ -153,9 +153,13 @@ BACKENDS = [
 def test_the_leftover_checks_see_only_the_tests_own_runs(backend, foreign):
     source = b"import subprocess\nsubprocess.run(['true'])\nprint(1)\n"
     request = RunRequest({"main.py": source}, "main.py")
-    sandbox = make_sandbox(backend, Settings.from_env().runtime_dir)
+    sandbox = make_sandbox(
+        backend, Settings.from_env().runtime_dir, Settings.from_env().runner_image
+    )
     # another sandbox of this process, as a session fixture is: its armed runs are its own
-    neighbour = make_sandbox(backend, Settings.from_env().runtime_dir)
+    neighbour = make_sandbox(
+        backend, Settings.from_env().runtime_dir, Settings.from_env().runner_image
+    )
     for _ in range(2):
         assert neighbour.run(request).stdout == b"1\n"
     runs_before, checks, seen = foreign.ok, 0, 0

@@ -12,7 +12,9 @@ every capability, sets no_new_privs, installs the seccomp filter, takes the run'
 stdin/stdout/stderr and closes everything else, then blocks until the code has arrived.
 
 When the host sends the run, the supervisor writes the files, drops its own capabilities
-under the same filter, releases the program process, waits for it and reports its status.
+under the same filter, releases the program process, waits for it and reports its status,
+with the run's figures when the host asks for them: it kills what the program left running
+first, so that nothing writes while it reads them (figure_files.py).
 When the supervisor exits, the kernel kills whatever is left in the pid namespace.
 """
 
@@ -27,7 +29,7 @@ import socket
 from pathlib import PurePosixPath
 from typing import Any
 
-from . import linux, program, seccomp, wire
+from . import figure_files, linux, program, seccomp, wire
 
 SANDBOX_UID = 65534
 _SCRATCH = "/.scratch"  # an empty dir of the read-only root, made by bwrap
@@ -86,7 +88,18 @@ def supervise(arm: dict[str, Any], fds: list[int]) -> dict[str, Any]:
     os.write(go_write, json.dumps(job).encode())
     os.close(go_write)
     status, maxrss = _reap(child)
-    wire.send(sock, {"status": status, "maxrss_kb": maxrss})
+    report: dict[str, Any] = {"status": status, "maxrss_kb": maxrss}
+    drawn: list[bytes] = []
+    bounds = header.get("figures")
+    if bounds is not None:
+        try:
+            os.kill(-1, signal.SIGKILL)  # as pid 1: every other process of the run
+        except ProcessLookupError:
+            pass
+        found, dropped = figure_files.collect("/", bounds["skip"], bounds)
+        report.update(figures=[name for name, _ in found], dropped=dropped)
+        drawn = [data for _, data in found]
+    wire.send(sock, report, drawn)
     os._exit(0)
 
 

@@ -22,8 +22,11 @@ def send(sock: socket.socket, header: dict[str, Any], blobs: list[bytes] | None 
     sock.sendall(b"".join([struct.pack(">I", len(data)), data, *blobs]))
 
 
-def receive(sock: socket.socket) -> tuple[dict[str, Any], list[bytes]] | None:
-    """Receive one frame; None if the peer closed before it began. Raise OSError if it broke."""
+def receive(
+    sock: socket.socket, max_blobs: int = MAX_BLOBS
+) -> tuple[dict[str, Any], list[bytes]] | None:
+    """Receive one frame; None if the peer closed before it began. Raise OSError if it broke
+    (or if its blobs would pass `max_blobs` bytes)."""
     first = _read(sock, 4, eof_ok=True)
     if first is None:
         return None
@@ -34,7 +37,7 @@ def receive(sock: socket.socket) -> tuple[dict[str, Any], list[bytes]] | None:
     if not isinstance(header, dict):
         raise OSError("frame header is not an object")
     sizes = [int(n) for n in header.pop("blobs", [])]
-    if sum(sizes) > MAX_BLOBS or min(sizes, default=0) < 0:
+    if sum(sizes) > max_blobs or min(sizes, default=0) < 0:
         raise OSError("frame blobs too large")
     return header, [_read(sock, n) or b"" for n in sizes]
 

@@ -129,7 +129,7 @@ def test_status_before_and_after_grading(client, student, sent, store):
     assert body["status"] == "graded"
     assert set(body["verdict"]) == {
         "status", "score", "stdout", "stderr", "exit_code", "duration_ms", "feedback",
-        "first_difference", "grader_failed", "cases", "output_case",
+        "first_difference", "grader_failed", "cases", "output_case", "figures",
     }  # fmt: skip
     assert body["verdict"]["status"] == "passed" and body["verdict"]["score"] == 1.0
     # its one case, whose output the verdict's is (old rows without cases: 0011's test)

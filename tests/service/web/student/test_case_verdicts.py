@@ -318,7 +318,8 @@ def test_the_seed_lesson_shows_no_case_list(app, client, store):
     assert '<h3 id="expected-title">Expected output</h3>' in page
     body = json.loads(client.get(f"/api/submissions/{failing}").get_data(as_text=True))
     keys = {"status", "score", "stdout", "stderr", "exit_code", "duration_ms", "feedback",
-            "first_difference", "grader_failed", "cases", "output_case"}  # fmt: skip
+            "first_difference", "grader_failed", "cases", "output_case",
+            "figures"}  # fmt: skip
     assert set(body["verdict"]) == keys
     assert [case["name"] for case in body["verdict"]["cases"]] == ["expected output"]
     assert (

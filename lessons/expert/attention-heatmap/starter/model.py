@@ -1,0 +1,32 @@
+import numpy as np
+import matplotlib.pyplot as plt
+
+def softmax(z, eksen=-1):
+    e = np.exp(z - z.max(axis=eksen, keepdims=True))
+    return e / e.sum(axis=eksen, keepdims=True)
+
+def dikkat_agirliklari(sorgu, anahtar):
+    # buraya yaz: ölçeklenmiş skorlar, sonra satır satır softmax
+    pass
+
+def isi_haritasi(agirlik, kelimeler):
+    fig, ax = plt.subplots()
+    # buraya yaz: imshow, kelimeler iki eksende, renk çubuğu
+    return fig
+
+if __name__ == "__main__":
+    kelimeler = ["kedi", "sütü", "çok", "sever"]
+    gomme = np.array([
+        [2.0, 0.5, 0.0],
+        [0.2, 2.0, 0.8],
+        [0.0, 0.6, 1.2],
+        [1.6, 1.2, 0.6],
+    ])
+
+    agirlik = dikkat_agirliklari(gomme, gomme)
+    print(np.round(agirlik, 3))
+    for kelime, satir in zip(kelimeler, agirlik):
+        print(kelime, "->", kelimeler[satir.argmax()])
+
+    isi_haritasi(agirlik, kelimeler)
+    plt.show()
