@@ -1,8 +1,9 @@
 """Figures through the whole pipeline: the demo LMS's launch, the tool, redis-server and a real
 Celery worker on the warm sandbox. The heat-map lesson's solution is graded; its figure comes
 back re-encoded, is kept with the submission, listed in its verdict and served to its author
-(the URL's link token, no cookie) and not to another student; a later submission that draws
-nothing shows none, and the first one's figure stays its own."""
+(the URL's link token, no cookie) and not to another student; a practice run of it keeps and
+serves its own; a later submission that draws nothing shows none, and the first one's figure
+stays its own."""
 
 from __future__ import annotations
 
@@ -68,6 +69,28 @@ def test_a_drawing_solution_s_figure_is_graded_kept_and_served_to_its_author(
         assert other.get(bare, headers=other_headers).status_code == 404
         teacher_headers, _ = signed_in_headers(teacher, lms, "ada", link)
         assert teacher.get(bare, headers=teacher_headers).content == image.content
+
+        # a practice run of the same code draws the same map, kept as the run's own and
+        # served to its author alone; on the student's own input it is drawn there too
+        ran = student.post(f"{api}/runs", json={"source": SOLUTION.read_text(), "stdin": ""},
+                           headers=headers)  # fmt: skip
+        assert ran.status_code == 202, ran.text
+
+        def result_of(run_url):
+            body = student.get(lms.tool_url + run_url, headers=headers).json()
+            return body["result"] if body["status"] == "done" else None
+
+        result = wait_for(lambda: result_of(ran.json()["url"]), "the practice run", 90)
+        assert result["status"] == "passed", result["feedback"]
+        assert [(f["case"] if "case" in f else None, f["alt"]) for f in result["figures"]] == [
+            (None, ALT)  # the same picture in the visible case is shown once, where first drawn
+        ]
+        run_image = requests.get(lms.tool_url + result["figures"][0]["url"], timeout=30)
+        assert run_image.status_code == 200 and run_image.content == image.content
+        run_bare = lms.tool_url + result["figures"][0]["url"].split("?")[0]
+        assert other.get(run_bare, headers=other_headers).status_code == 404
+        with lms.store.reading() as session:
+            assert session.scalar(select(func.count(FigureImage.id))) == 2
 
         # a submission that draws nothing has no figure; the first one keeps its own
         plain = SOLUTION.read_text().replace("plt.show()", "pass")

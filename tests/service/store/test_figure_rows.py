@@ -1,17 +1,22 @@
-"""The figures of a verdict in the store, on SQLite and PostgreSQL: written with the verdict,
-replaced with it, listed in order without their bytes, found with whose they are, and gone
-with their submission."""
+"""The figures of a verdict or a practice run in the store, on SQLite and PostgreSQL: written
+with the verdict (or the run's result), replaced with it, listed in order without their bytes,
+found with whose they are, and gone with their owner."""
 
 from dataclasses import replace
+from datetime import timedelta
 
-from sqlalchemy import delete, func, select
+import pytest
+from sqlalchemy import delete, func, insert, select
+from sqlalchemy.exc import IntegrityError
 
 from core.figures import Figure
-from core.runs import RunStatus
-from service.store import figure_rows, submissions
+from core.practice import InputRun, Practice
+from core.runs import RunOutcome, RunStatus
+from service.store import figure_rows, practice_runs, submissions
 from service.store.models import (
     FigureImage,
     Placement,
+    PracticeRun,
     Submission,
     SubmissionStatus,
     User,
@@ -104,3 +109,55 @@ def test_figures_go_with_their_submission_s_user_or_placement(store):
     with store.session() as session:
         session.execute(delete(Placement).where(Placement.id == other.placement_id))
     assert count(store) == 0
+
+
+def run_drawn(store, placed, on_input=(), in_case=(), now=None):
+    """A practice run of the student's that drew on their input and in its one visible case."""
+    with store.transaction() as connection:
+        created = practice_runs.queue_new(
+            connection, placed.placement_id, placed.user_id, "print(1)", "3 4\n", now or utcnow()
+        )
+    claim = practice_runs.claim(store, created.run_id, 30, utcnow())
+    figures = tuple(Figure(f"png:{alt}".encode(), 32, 24, alt) for alt in on_input)
+    own = InputRun(RunOutcome.EXITED, "", "", 0, 5, figures=figures)
+    practice = Practice(own, drawn(*in_case, case="shout"))
+    assert practice_runs.finish(store, claim, practice, utcnow()).saved
+    return created.run_id
+
+
+def test_a_practice_run_s_figures_are_its_own_found_with_its_author_and_purged_with_it(store):
+    placed = factories.place(store)
+    submission_id = graded(store, placed, drawn("graded"))
+    now = utcnow()
+    run_id = run_drawn(store, placed, on_input=["mine", "same"], in_case=["case", "same"])
+    with store.reading() as session:
+        kept = figure_rows.run_listed(session, run_id)
+        course_id = session.get(Placement, placed.placement_id).course_id
+    # the input's first, then the case's; the same picture twice is kept once
+    assert [(f.case, f.alt) for f in kept] == [(None, "mine"), (None, "same"), ("shout", "case")]
+    assert figure_rows.find(store, kept[0].id) == figure_rows.Found(
+        b"png:mine", placed.user_id, course_id
+    )
+    # a run's figures are not a submission's, nor the other way round
+    assert [f.alt for f in listed(store, submission_id)[submission_id]] == ["graded"]
+    old = run_drawn(store, placed, on_input=["old"], now=now - timedelta(days=2))
+    with store.reading() as session:
+        assert [f.alt for f in figure_rows.run_listed(session, old)] == ["old"]
+    assert count(store) == 5
+    assert practice_runs.purge(store, now - timedelta(days=1)) == 1
+    assert count(store) == 4  # the purged run's figure went with it
+    with store.session() as session:
+        session.execute(delete(PracticeRun).where(PracticeRun.id == run_id))
+    assert count(store) == 1
+
+
+@pytest.mark.parametrize("owners", [{}, {"both": True}])
+def test_a_figure_has_exactly_one_owner(store, owners):
+    placed = factories.place(store)
+    submission_id = graded(store, placed, drawn())
+    run_id = run_drawn(store, placed)
+    row = {"position": 1, "width": 1, "height": 1, "alt": "", "png": b"x", "created_at": utcnow()}
+    if owners:
+        row |= {"submission_id": submission_id, "practice_run_id": run_id}
+    with pytest.raises(IntegrityError), store.transaction() as connection:
+        connection.execute(insert(FigureImage), [row])

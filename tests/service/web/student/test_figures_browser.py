@@ -63,3 +63,40 @@ def test_the_figure_shows_under_its_case_with_its_text_and_by_keyboard(lms, chro
     assert lms.worker.errors() == []
     assert watch.errors == []
     assert watch.outside() == [], f"requests left 127.0.0.1: {watch.outside()}"
+
+
+def test_a_run_shows_its_figure_and_an_attempt_opened_in_place_its_own(lms, chromium, screenshots):
+    lms.link(lesson=LESSON, title="Seeing attention", score=8.0)
+    page, frame, watch = launch(chromium, lms, "Ali Student")
+    frame.locator("#exercise .cm-content").wait_for()
+    submit_code(page, frame, SOLUTION.read_text())
+    expect_text(frame.locator("#verdict"), "7 of 7 cases passed")
+
+    # Run the same code: the practice run's map shows under the visible case that drew it
+    frame.locator("#run").focus()
+    page.keyboard.press("Enter")
+    result = frame.locator("#practice-result")
+    expect_text(result.locator("h3"), "Practice run: Passed")
+    frame.locator("#practice-result:focus").wait_for()
+    case = result.get_by_role("list", name="Cases of the practice run").locator(
+        "li", has_text="the lesson's sentence"
+    )
+    ran = case.get_by_role("img", name=ALT)
+    ran.wait_for()
+    assert ran.evaluate("img => img.complete && img.naturalWidth") == 640  # it loaded
+    assert result.locator("img").count() == 1
+    verdict_src = frame.locator("#verdict img").get_attribute("src").split("?")[0]
+    assert ran.get_attribute("src").split("?")[0] != verdict_src  # the run's own figure
+
+    # the attempt opened in place shows the verdict's figure again, with ids of its own
+    frame.get_by_role("link", name="Show attempt 1").click()
+    shown = frame.locator("#attempt-shown")
+    shown.get_by_role("img", name=ALT).wait_for()
+    assert shown.locator("img").get_attribute("src").split("?")[0] == verdict_src
+    tool = page.locator("iframe.tool").element_handle().content_frame()
+    ids = tool.evaluate("() => [...document.querySelectorAll('[id]')].map(e => e.id)")
+    assert sorted({i for i in ids if ids.count(i) > 1}) == []  # a caption names one figure
+    assert_accessible(tool, "a run, a verdict and an attempt, each with its figure")
+    result.screenshot(path=str(screenshots / "figure-practice-run.png"))
+    assert lms.worker.errors() == []
+    assert watch.errors == []
