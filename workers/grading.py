@@ -19,8 +19,9 @@ from service.queue import GradeMessage, Message, Order, Queue
 from service.settings import Settings
 from service.store import submissions
 from service.store.database import Store
+from service.store.leased_work import Held
 from service.store.models import utcnow
-from service.store.submissions import After, Claim, Held
+from service.store.submissions import After, Claim
 from workers.leases import look_again_s, renewing, saved
 
 log = logging.getLogger(__name__)

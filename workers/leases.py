@@ -15,7 +15,7 @@ from typing import TypeVar
 
 from sqlalchemy.exc import DBAPIError
 
-from service.store.submissions import Held
+from service.store.leased_work import Held
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -25,9 +25,9 @@ from service.queue import Message, Order, PracticeMessage, Queue
 from service.settings import Settings
 from service.store import fair_share, practice_runs
 from service.store.database import Store
+from service.store.leased_work import Held
 from service.store.models import utcnow
 from service.store.practice_runs import After, Claim
-from service.store.submissions import Held
 from workers.grading import FIRST_TRY_S, TURN_MS
 from workers.leases import look_again_s, renewing, saved
 
