@@ -70,7 +70,7 @@ class After:
         return (PracticeMessage(self.then),) if self.then is not None else ()
 
 
-# the statements of a run's path, built once with bound parameters (as submissions.py says)
+# the statements of a run's path, built once with bound parameters (LeasedWork says why)
 _WORK = LeasedWork(PracticeRun, "run", returning=(PracticeRun.stdin,))
 _LESSON = select(Placement.lesson_id).where(Placement.id == bindparam("placement_id"))
 _NEWER = (
