@@ -22,8 +22,18 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Self
 
-from sqlalchemy import ColumnElement, Connection, Row, Update, and_, bindparam, func, or_, select
-from sqlalchemy import update as update_of
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Row,
+    Update,
+    and_,
+    bindparam,
+    func,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.orm import aliased
 
 from core.runs import RunResult, result_from, result_record
@@ -116,7 +126,7 @@ class LeasedWork:
             and_(model.status == status.RUNNING, model.lease_expires_at < bindparam("now")),
         )
         self.claiming = (
-            update_of(model)
+            update(model)
             .where(model.id == bindparam("held_id"), self.claimable)
             .values(
                 status=status.RUNNING,
@@ -133,7 +143,7 @@ class LeasedWork:
             model.id == bindparam("held_id")
         )
         # an update that changes the row only while the claim (held_id, token) holds its lease
-        self.fenced = update_of(model).where(
+        self.fenced = update(model).where(
             model.id == bindparam("held_id"),
             model.lease_token == bindparam("token"),
             model.status == status.RUNNING,
@@ -172,7 +182,7 @@ class LeasedWork:
             .limit(1)
         )
         self._send = (
-            update_of(model)
+            update(model)
             .where(model.id == bindparam("held_id"), model.enqueued_at.is_(None))
             .values(enqueued_at=bindparam("now"))
         )
@@ -202,7 +212,7 @@ class LeasedWork:
             .order_by(model.id)
         )
         self._sent_again = (
-            update_of(model)
+            update(model)
             .where(model.id == bindparam("held_id"), model.enqueued_at == bindparam("was"))
             .values(enqueued_at=bindparam("now"))
         )
