@@ -1,5 +1,7 @@
 """Grading a stored submission: claim it, run it in the sandbox, save the verdict once.
 
+A grading is driven as every leased work is (workers.leases.drive); what is its own is here:
+the submission's queue, its lesson's cases in turns, and a verdict with its grade.
 Celery-free, so that tests drive it directly; workers.tasks wraps it in a task.
 """
 
@@ -12,16 +14,16 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from core.errors import GraderError
-from core.lessons import Catalog, Lesson
-from core.runs import RunResult, Sandbox
+from core.lessons import Catalog
+from core.runs import Sandbox
 from core.verdicts import Paused, Turn, Verdict, grade_in_turns
 from service.queue import GradeMessage, Message, Order, Queue
 from service.settings import Settings
 from service.store import submissions
 from service.store.database import Store
 from service.store.models import utcnow
-from service.store.submissions import After, Claim, Held
-from workers.leases import look_again_s, renewing, saved
+from service.store.submissions import After, Claim
+from workers.leases import Progress, Step, drive
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +48,14 @@ class Outcome(enum.StrEnum):
     GAVE_UP = "gave_up"  # the grader failed too often: saved as an `error` grade
     FENCED_OUT = "fenced_out"  # our lease was taken over while we ran; nothing saved
     PAUSED = "paused"  # it had its turn and others wait: back at the tail, its cases so far kept
+
+
+# a submission is never replaced (Step.REPLACED): it is graded
+_OUTCOMES = {
+    Step.ENDED: Outcome.GRADED, Step.NOTHING_TO_DO: Outcome.NOTHING_TO_DO, Step.HELD: Outcome.HELD,
+    Step.RETRY: Outcome.RETRY, Step.GAVE_UP: Outcome.GAVE_UP, Step.FENCED_OUT: Outcome.FENCED_OUT,
+    Step.PAUSED: Outcome.PAUSED,
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -73,87 +83,67 @@ def grade_stored(
     since on another (a regrade on the bulk queue) is left to that queue's workers.
     """
     claimed = submissions.claim(store, submission_id, settings.lease_s, clock(), queue)
-    if claimed is None:
-        return Graded(Outcome.NOTHING_TO_DO)
-    if isinstance(claimed, Held):
-        return Graded(Outcome.HELD, retry_in_s=look_again_s(claimed, clock()))
-    lesson = catalog.lesson(claimed.lesson_id)
-    if claimed.claims > settings.grade_attempts:
-        # claimed this often without a verdict: workers died on it; stop feeding it to them
-        problem = f"no verdict after {claimed.claims - 1} claims (lost workers)"
-        return _give_up(store, claimed, lesson, problem, clock)
-
-    def renew() -> bool:
-        return submissions.renew(store, claimed, settings.lease_s, clock())
-
-    try:
-        with renewing(renew, settings.lease_s, f"submission {submission_id}"):
-            verdict = _grade(lesson, sandbox, claimed, store)
-    except Exception as exc:  # noqa: BLE001  any failure here is ours, never the student's
-        problem = f"{type(exc).__name__}: {exc}"
-        last = claimed.claims >= settings.grade_attempts
-        log.exception(
-            "grading submission %s failed (try %d of %d)%s",
-            submission_id, claimed.claims, settings.grade_attempts,
-            "; giving up" if last else "; retrying",
-        )  # fmt: skip
-        if last:
-            return _give_up(store, claimed, lesson, problem, clock)
-        saved(lambda: submissions.release(store, claimed, clock(), problem=problem))
-        return Graded(Outcome.RETRY, retry_in_s=2.0**claimed.claims)
-    if isinstance(verdict, PausedCases):
-        paused = saved(
-            lambda: submissions.pause(store, claimed, verdict.done, clock(), verdict.tried)
-        )
-        if not paused:
-            return Graded(Outcome.FENCED_OUT)
-        # its turn is over: behind every fresh submission of its queue
-        again = GradeMessage(submission_id, Queue(queue or Queue.GRADE), Order.LATER)
-        return Graded(Outcome.PAUSED, follows=(again,))
-    after = saved(lambda: submissions.finish(store, claimed, verdict, clock(), lesson=lesson))
-    return _followed(Outcome.GRADED, after)
-
-
-def _give_up(
-    store: Store,
-    claimed: Claim,
-    lesson: Lesson | None,
-    problem: str,
-    clock: Callable[[], datetime],
-) -> Graded:
-    after = saved(lambda: submissions.fail(store, claimed, problem, clock(), lesson=lesson))
-    return _followed(Outcome.GAVE_UP, after)
-
-
-def _followed(outcome: Outcome, after: After) -> Graded:
-    if not after.saved:
-        return Graded(Outcome.FENCED_OUT)
-    return Graded(outcome, after=after, follows=after.follows)
+    grading = _Grading(store, catalog, sandbox, settings.lease_s, submission_id, queue)
+    driven = drive(grading, claimed, settings, clock, log)
+    return Graded(_OUTCOMES[driven.step], driven.retry_in_s, driven.after, driven.follows)
 
 
 @dataclass(frozen=True)
-class PausedCases:
-    """A grading paused in its turn: the results of its first cases, and the cases cut short
-    after them, by case name."""
+class _Grading:
+    """One submission's grading, as workers.leases.drive runs it."""
 
-    done: tuple[tuple[str, RunResult], ...]
-    tried: tuple[str, ...] = ()
+    store: Store
+    catalog: Catalog
+    sandbox: Sandbox
+    lease_s: int
+    submission_id: int
+    queue: str | None  # the queue its message came from
 
+    @property
+    def what(self) -> str:
+        return f"grading submission {self.submission_id}"
 
-def _grade(
-    lesson: Lesson | None, sandbox: Sandbox, claimed: Claim, store: Store
-) -> Verdict | PausedCases:
-    if lesson is None or lesson.exercise is None:
-        raise GraderError(f"this worker's catalog has no exercise {claimed.lesson_id!r}")
-    cases = lesson.exercise.cases
-    names = [name for name, _ in claimed.done]
-    same = names == [case.name for case in cases[: len(names)]]
-    done = [ran for _, ran in claimed.done] if same else []  # the lesson may have changed
-    tried = frozenset(i for i, case in enumerate(cases) if case.name in claimed.tried)
-    turn = Turn(TURN_MS, lambda: submissions.others_wait(store, claimed), FIRST_TRY_S, tried)
-    graded = grade_in_turns(lesson.exercise, claimed.source.encode(), sandbox, done, turn)
-    if isinstance(graded, Paused):
-        ran = zip(cases[: len(graded.done)], graded.done, strict=True)
-        cut = tuple(case.name for i, case in enumerate(cases) if i in graded.tried)
-        return PausedCases(tuple((case.name, result) for case, result in ran), cut)
-    return graded
+    @property
+    def again(self) -> GradeMessage:
+        # its turn is over: behind every fresh submission of its queue
+        return GradeMessage(self.submission_id, Queue(self.queue or Queue.GRADE), Order.LATER)
+
+    def lost(self, claims: int) -> str:
+        return f"no verdict after {claims} claims (lost workers)"
+
+    def renew(self, held: Claim, now: datetime) -> bool:
+        return submissions.renew(self.store, held, self.lease_s, now)
+
+    def run(self, held: Claim) -> Verdict | Progress:
+        lesson = self.catalog.lesson(held.lesson_id)
+        if lesson is None or lesson.exercise is None:
+            raise GraderError(f"this worker's catalog has no exercise {held.lesson_id!r}")
+        cases = lesson.exercise.cases
+        names = [name for name, _ in held.done]
+        same = names == [case.name for case in cases[: len(names)]]
+        done = [ran for _, ran in held.done] if same else []  # the lesson may have changed
+        tried = frozenset(i for i, case in enumerate(cases) if case.name in held.tried)
+        turn = Turn(TURN_MS, lambda: submissions.others_wait(self.store, held), FIRST_TRY_S, tried)
+        graded = grade_in_turns(lesson.exercise, held.source.encode(), self.sandbox, done, turn)
+        if isinstance(graded, Paused):
+            ran = zip(cases[: len(graded.done)], graded.done, strict=True)
+            cut = tuple(case.name for i, case in enumerate(cases) if i in graded.tried)
+            return Progress(tuple((case.name, result) for case, result in ran), cut)
+        return graded
+
+    def pause(self, held: Claim, kept: Progress, now: datetime) -> bool:
+        return submissions.pause(self.store, held, kept.done, now, kept.tried)
+
+    def replaced(self, held: Claim, now: datetime) -> After | None:
+        return None  # nothing replaces a submission
+
+    def release(self, held: Claim, problem: str, now: datetime) -> bool:
+        return submissions.release(self.store, held, now, problem=problem)
+
+    def finish(self, held: Claim, found: Verdict, now: datetime) -> After:
+        lesson = self.catalog.lesson(held.lesson_id)
+        return submissions.finish(self.store, held, found, now, lesson=lesson)
+
+    def give_up(self, held: Claim, problem: str, now: datetime) -> After:
+        lesson = self.catalog.lesson(held.lesson_id)
+        return submissions.fail(self.store, held, problem, now, lesson=lesson)

@@ -1,6 +1,6 @@
 """Whether another student's work waits for the sandbox: what makes a long grading, or a long
 practice run, let it go first (core.verdicts.Turn; the turns themselves are explained in
-service/store/submissions.py).
+service/store/leased_work.py).
 
 On the students' queue that work is a submission or a practice run whose message is sent and
 not taken; on the bulk regrade queue, a submission (no practice run goes there). The student's

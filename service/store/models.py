@@ -273,7 +273,7 @@ class Submission(Base):
     late: Mapped[bool] = mapped_column(default=False)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     # when its message was last sent; None while it waits behind its author's submission in
-    # the queue (service.store.submissions: a student's submissions take turns)
+    # the queue (service.store.leased_work: a student's work takes turns)
     enqueued_at: Mapped[datetime | None] = mapped_column(default=utcnow)
     lease_token: Mapped[str | None] = mapped_column(String(32))
     lease_expires_at: Mapped[datetime | None]

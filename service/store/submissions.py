@@ -1,70 +1,41 @@
 """Submissions through their life: created queued, claimed under a lease, graded once.
 
-A worker claims a submission with one conditional UPDATE (queued, or running under an
-expired lease) that writes a fresh lease token; it saves the verdict with another that
-matches that token and `running`, and in the same statement counts the grading. A worker
-whose lease was taken over (it was too slow, or presumed dead) therefore cannot save: the
-final write is fenced, and no submission is ever graded twice. finish() says what follows
-the verdict (After), so that the worker does not decide it again.
-
-A student's submissions take turns: while one of theirs is in the students' queue (queued
-with its message sent, or running), a new one waits (queued, `enqueued_at` null) and is sent
-when the one before is graded, at the tail of the queue, behind every other student's. So a
-student with ten endless loops holds one place in the queue, not ten. A grading that has had
-its slice of the sandbox pauses when others wait (core.verdicts.Turn): its cases' results so
-far are kept (`progress`) and it goes to the tail again. A practice run (practice_runs.py)
-waiting in the students' queue is other students' work too (fair_share.py).
+A submission is leased work (leased_work.py: the claim, the fenced writes, the author's turns
+and the pause between cases are written there once, for practice runs too). What is its own:
+the verdict, saved with the fenced UPDATE that counts the grading, so that no submission is
+ever graded twice; the grade and its sync, settled in the same transaction, with what follows
+(After), so that the worker does not decide it again; the queue it is on (a teacher's regrade
+runs on its own, and only the students' queue takes turns); and the regrade. A practice run
+(practice_runs.py) waiting in the students' queue is other students' work too (fair_share.py).
 """
 
 from __future__ import annotations
 
 import enum
-import secrets
-from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
-from sqlalchemy import (
-    ColumnElement,
-    Connection,
-    Update,
-    and_,
-    bindparam,
-    func,
-    insert,
-    or_,
-    select,
-    update,
-)
-from sqlalchemy.orm import Session, aliased
+from sqlalchemy import Connection, bindparam, func, insert, select, update
+from sqlalchemy.orm import Session
 
 from core.lessons import Lesson
 from core.messages import say, to_json
-from core.runs import RunResult, RunStatus, result_from, result_record
+from core.runs import RunStatus
 from core.verdicts import Verdict
 from service.queue import GradeMessage, Message, Order, Queue, SyncMessage
-from service.store import fair_share, figure_rows, grades
+from service.store import fair_share, figure_rows, grades, leased_work
 from service.store.database import Store, changed
+from service.store.leased_work import Done, Held, LeasedWork, Taken
 from service.store.models import Course, Placement, Regrade, Submission, User
 from service.store.models import SubmissionStatus as Status
 
 
-@dataclass(frozen=True)
-class Claim:
-    """A worker's hold on one submission, and what it needs to grade it."""
+@dataclass(frozen=True, kw_only=True)
+class Claim(leased_work.Claim):
+    """A worker's hold on one submission (`id`), and what it needs to grade it."""
 
-    submission_id: int
-    token: str
-    claims: int
-    source: str
-    lesson_id: str
-    placement_id: int
-    user_id: int
     queue: str = Queue.GRADE
     to_lms: bool = True  # the placement's grades go to an LMS (see grades.reaches_lms)
-    # its first cases' results, by case name, from a turn that paused
-    done: tuple[tuple[str, RunResult], ...] = ()
-    tried: tuple[str, ...] = ()  # cases after those whose first try was cut short
 
 
 @dataclass(frozen=True)
@@ -74,16 +45,6 @@ class Queued:
 
     submission_id: int
     send: bool
-
-
-@dataclass(frozen=True)
-class Held:
-    """Another worker holds the submission until `until`."""
-
-    until: datetime
-
-
-Done = None  # graded already, or gone: nothing to do
 
 
 class Next(enum.StrEnum):
@@ -116,40 +77,16 @@ class After:
         return (sync if self.next is Next.SYNC_TO_LMS else ()) + then
 
 
-# The statements of every submission's path, built once with bound parameters: building a
-# statement (and its cache key) costs more CPU than SQLite takes to run it.
-_CLAIM = (
-    update(Submission)
-    .where(
-        Submission.id == bindparam("submission_id"),
-        or_(
-            Submission.status == Status.QUEUED,
-            and_(
-                Submission.status == Status.RUNNING, Submission.lease_expires_at < bindparam("now")
-            ),
-        ),
-    )
-    .values(
-        status=Status.RUNNING,
-        lease_token=bindparam("token"),
-        lease_expires_at=bindparam("until"),
-        claims=Submission.claims + 1,
-    )
-    .returning(
-        Submission.claims,
-        Submission.source,
-        Submission.placement_id,
-        Submission.user_id,
-        Submission.queue,
-        Submission.progress,
-    )
-)
-# the same, for a message of one queue: a stale message (a copy redelivered, or a retry)
+# The statements of a submission's path, built once with bound parameters: building a
+# statement (and its cache key) costs more CPU than SQLite takes to run it. Only the students'
+# queue takes turns: a teacher's regrade never waits for its author's submissions.
+_WORK = LeasedWork(
+    Submission, "case", lane=lambda row: row.queue == Queue.GRADE,
+    returning=(Submission.queue,), address=(Submission.queue,),
+)  # fmt: skip
+# the claim, for a message of one queue: a stale message (a copy redelivered, or a retry)
 # of a submission queued since on another queue (a teacher's regrade) leaves it to that one
-_CLAIM_ON_QUEUE = _CLAIM.where(Submission.queue == bindparam("from_queue"))
-_LEASE = select(Submission.status, Submission.lease_expires_at).where(
-    Submission.id == bindparam("submission_id")
-)
+_CLAIM_ON_QUEUE = _WORK.claiming.where(Submission.queue == bindparam("from_queue"))
 _PLACEMENT = (
     select(Placement.lesson_id, Placement.line_item_url, Course.line_items_url)
     .join(Course, Course.id == Placement.course_id)
@@ -159,21 +96,13 @@ _VERDICT_COLUMNS = (
     "run_status", "duration_ms", "message", "cases", "score", "diff_line", "diff_expected",
     "grader_error", "graded_at",
 )  # fmt: skip
-_VERDICT = (
-    update(Submission)
-    .where(
-        Submission.id == bindparam("submission_id"),
-        Submission.lease_token == bindparam("token"),
-        Submission.status == Status.RUNNING,
-    )
-    .values(
-        status=Status.GRADED,
-        lease_token=None,
-        lease_expires_at=None,
-        gradings=Submission.gradings + 1,
-        progress=None,
-        **{name: bindparam(f"new_{name}") for name in _VERDICT_COLUMNS},
-    )
+_VERDICT = _WORK.fenced.values(
+    status=Status.GRADED,
+    lease_token=None,
+    lease_expires_at=None,
+    gradings=Submission.gradings + 1,
+    progress=None,
+    **{name: bindparam(f"new_{name}") for name in _VERDICT_COLUMNS},
 )
 
 # the submit path's, the same way (its policy is grades.submitting's)
@@ -193,39 +122,6 @@ _QUEUED = (
         enqueued_at=bindparam("enqueued"),
     )
     .returning(Submission.id)
-)
-
-
-def _in_grade_queue(row: type[Submission]) -> ColumnElement[bool]:
-    """Return the condition that the row is in the students' queue: its message sent, or running."""
-    return and_(
-        row.queue == Queue.GRADE,
-        row.status.in_((Status.QUEUED, Status.RUNNING)),
-        row.enqueued_at.is_not(None),
-    )
-
-
-def _waiting_turn(row: type[Submission]) -> ColumnElement[bool]:
-    """Return the condition that the row waits for its author's turn (stored, not sent)."""
-    return and_(row.queue == Queue.GRADE, row.status == Status.QUEUED, row.enqueued_at.is_(None))
-
-
-# the author's submission in the students' queue
-_IN_FLIGHT = (
-    select(Submission.id)
-    .where(Submission.user_id == bindparam("user"), _in_grade_queue(Submission))
-    .limit(1)
-)
-_NEXT_WAITING = (
-    select(Submission.id)
-    .where(Submission.user_id == bindparam("user"), _waiting_turn(Submission))
-    .order_by(Submission.id)
-    .limit(1)
-)
-_SEND = (
-    update(Submission)
-    .where(Submission.id == bindparam("submission_id"), Submission.enqueued_at.is_(None))
-    .values(enqueued_at=bindparam("now"))
 )
 
 
@@ -261,7 +157,7 @@ def queue_new(
     submit path holds the author's lock, lock_author, so two at once cannot both go).
     """
     row = {"placement": placement_id, "user": user_id, "code": source, "is_late": late}
-    waits = queue == Queue.GRADE and connection.execute(_IN_FLIGHT, {"user": user_id}).first()
+    waits = queue == Queue.GRADE and _WORK.in_flight(connection, user_id)
     enqueued = None if waits else now
     values = {**row, "to_queue": queue, "now": now, "enqueued": enqueued}
     created = connection.execute(_QUEUED, values)
@@ -304,68 +200,23 @@ def claim(
 
     `queue`: the queue the message came from; the submission must be queued on it.
     """
-    token = secrets.token_hex(16)
-    until = now + timedelta(seconds=lease_s)
-    values = {"submission_id": submission_id, "now": now, "token": token, "until": until}
-    statement = _CLAIM if queue is None else _CLAIM_ON_QUEUE
+    claiming = None if queue is None else _CLAIM_ON_QUEUE
     with store.transaction() as connection:
-        taken = connection.execute(statement, {**values, "from_queue": queue}).first()
-        if taken is None:
-            row = connection.execute(_LEASE, {"submission_id": submission_id}).first()
-            if (
-                row is not None
-                and row.status == Status.RUNNING
-                and row.lease_expires_at is not None
-            ):
-                return Held(row.lease_expires_at)
-            return Done
-        placement = connection.execute(_PLACEMENT, {"placement_id": taken.placement_id}).first()
-        if placement is None:
+        taken = _WORK.take(connection, submission_id, lease_s, now, claiming, from_queue=queue)
+        if not isinstance(taken, Taken):
+            return taken
+        placement = connection.execute(_PLACEMENT, {"placement_id": taken.row.placement_id})
+        found = placement.first()
+        if found is None:
             return Done  # the placement is gone, and its submissions with it
-        lesson_id, line_item_url, line_items_url = placement
-        return Claim(
-            submission_id=submission_id,
-            token=token,
-            claims=taken.claims,
-            source=taken.source,
-            lesson_id=lesson_id,
-            placement_id=taken.placement_id,
-            user_id=taken.user_id,
-            queue=taken.queue,
-            to_lms=grades.reaches_lms(line_item_url, line_items_url),
-            done=tuple(
-                (str(kept["case"]), result_from(kept["result"]))
-                for kept in taken.progress or ()
-                if "result" in kept
-            ),
-            tried=tuple(str(kept["case"]) for kept in taken.progress or () if kept.get("tried")),
-        )
+        lesson_id, line_item_url, line_items_url = found
+        to_lms = grades.reaches_lms(line_item_url, line_items_url)
+        return Claim.of(taken, lesson_id, queue=taken.row.queue, to_lms=to_lms)
 
 
-def _held_by(held: Claim) -> Update:
-    """Return an update of the submission that changes it only while `held` holds its lease."""
-    return update(Submission).where(
-        Submission.id == held.submission_id,
-        Submission.lease_token == held.token,
-        Submission.status == Status.RUNNING,
-    )
-
-
-def _give_back(held: Claim, now: datetime) -> Update:
-    """Return the update that hands a held submission back to its queue's tail, sent now."""
-    return _held_by(held).values(
-        status=Status.QUEUED, lease_token=None, lease_expires_at=None, enqueued_at=now
-    )
-
-
-def renew(store: Store, held: Claim, lease_s: int, now: datetime) -> bool:
-    """Extend the claim's lease to `lease_s` from now; False when it no longer holds."""
-    with store.session() as session:
-        renewed = changed(
-            session,
-            _held_by(held).values(lease_expires_at=now + timedelta(seconds=lease_s)),
-        )
-        return renewed == 1
+renew = _WORK.renew
+release = _WORK.release  # its problem kept as its grader error until a verdict replaces it
+pause = _WORK.pause
 
 
 def finish(
@@ -400,11 +251,10 @@ def finish(
     }
     user_id, placement_id = held.user_id, held.placement_id
     with store.transaction() as connection:
-        fence = {"submission_id": held.submission_id, "token": held.token}
-        if changed(connection, _VERDICT, {**fence, **values}) != 1:
+        if changed(connection, _VERDICT, {**_WORK.fence(held), **values}) != 1:
             return After(Next.NOTHING, user_id, placement_id)
-        figure_rows.keep(connection, held.submission_id, verdict.figures(), now)
-        then = _next_turn(connection, user_id, now) if held.queue == Queue.GRADE else None
+        figure_rows.keep(connection, held.id, verdict.figures(), now)
+        then = _WORK.next_turn(connection, user_id, now) if held.queue == Queue.GRADE else None
         review = _under_review(connection, held)
         if held.to_lms:
             grades.needs_sync(connection, placement_id, user_id, now, held=review)
@@ -415,18 +265,6 @@ def finish(
         elif review or not grades.keep(connection, placement_id, user_id, lesson, now):
             grades.needs_sync(connection, placement_id, user_id, now, held=True)
         return After(Next.KEPT, user_id, placement_id, then)
-
-
-def _next_turn(connection: Connection, user_id: int, now: datetime) -> int | None:
-    """Mark the user's oldest waiting submission as sent now, unless another of theirs is in
-    the queue; return its id, to be sent after the commit."""
-    if connection.execute(_IN_FLIGHT, {"user": user_id}).first() is not None:
-        return None
-    waiting = connection.scalar(_NEXT_WAITING, {"user": user_id})
-    if waiting is None:
-        return None
-    sent = changed(connection, _SEND, {"submission_id": waiting, "now": now})
-    return int(waiting) if sent == 1 else None
 
 
 def _under_review(connection: Connection, held: Claim) -> bool:
@@ -456,38 +294,6 @@ def fail(
     return finish(store, held, verdict, now, grader_error=problem, lesson=lesson)
 
 
-def release(store: Store, held: Claim, now: datetime, problem: str | None = None) -> bool:
-    """Give the submission back to the queue (the grader failed; it will be tried again).
-
-    `problem` is kept as its grader error, so that its teacher sees "grader error, retrying"
-    until a verdict replaces it.
-    """
-    with store.session() as session:
-        return changed(session, _give_back(held, now).values(grader_error=problem)) == 1
-
-
-def pause(
-    store: Store,
-    held: Claim,
-    done: Sequence[tuple[str, RunResult]],
-    now: datetime,
-    tried: Sequence[str] = (),
-) -> bool:
-    """Give the submission back to its queue with its first cases' results (and the cases
-    cut short after them), to be taken again behind fresh work; False when the claim no
-    longer holds.
-
-    A pause is no lost worker: the claim it made is not counted against grade_attempts.
-    """
-    progress: list[dict[str, object]] = [
-        {"case": name, "result": result_record(ran)} for name, ran in done
-    ]
-    progress += [{"case": name, "tried": True} for name in tried]
-    with store.session() as session:
-        given_back = _give_back(held, now).values(claims=Submission.claims - 1, progress=progress)
-        return changed(session, given_back) == 1
-
-
 def others_wait(store: Store, held: Claim) -> bool:
     """Return whether another student's work (a submission; on the students' queue, a
     practice run too) waits in the claim's queue."""
@@ -500,20 +306,7 @@ def turns_due(store: Store, now: datetime, limit: int = 500) -> list[GradeMessag
     finish() sends the next one itself; this is for a turn it missed (a submission deleted,
     or written at the moment its author's last one was graded). Return their messages.
     """
-    waiting, busy = aliased(Submission), aliased(Submission)
-    in_flight = select(busy.id).where(busy.user_id == waiting.user_id, _in_grade_queue(busy))
-    oldest_waiting = (
-        select(func.min(waiting.id))
-        .where(_waiting_turn(waiting), ~in_flight.exists())
-        .group_by(waiting.user_id)
-        .limit(limit)
-    )
-    found: list[GradeMessage] = []
-    with store.session() as session:
-        for submission_id in list(session.scalars(oldest_waiting)):
-            if changed(session, _SEND, {"submission_id": submission_id, "now": now}) == 1:
-                found.append(GradeMessage(int(submission_id)))
-    return found
+    return [GradeMessage(sent) for sent in _WORK.turns_due(store, now, limit)]
 
 
 def stuck(
@@ -522,42 +315,9 @@ def stuck(
     """Mark submissions queued past the deadline, or running past their lease, as enqueued now.
 
     Return their messages, each for its own queue and first in it (it has waited longest).
-    Each row is taken with a conditional update, so that two sweeps at once enqueue it once.
     """
-    queued_before = now - timedelta(seconds=queued_deadline_s)
-    found: list[GradeMessage] = []
-    with store.session() as session:
-        candidates = session.execute(
-            select(Submission.id, Submission.queue, Submission.enqueued_at)
-            .where(
-                or_(
-                    and_(
-                        Submission.status == Status.QUEUED, Submission.enqueued_at < queued_before
-                    ),
-                    and_(
-                        Submission.status == Status.RUNNING,
-                        Submission.lease_expires_at < now,
-                        # not enqueued since the lease ran out (or that message is late too)
-                        or_(
-                            Submission.enqueued_at < Submission.lease_expires_at,
-                            Submission.enqueued_at < queued_before,
-                        ),
-                    ),
-                )
-            )
-            .order_by(Submission.id)
-            .limit(limit)
-        ).all()
-        for submission_id, queue, enqueued_at in candidates:
-            moved = changed(
-                session,
-                update(Submission)
-                .where(Submission.id == submission_id, Submission.enqueued_at == enqueued_at)
-                .values(enqueued_at=now),
-            )
-            if moved == 1:
-                found.append(GradeMessage(submission_id, Queue(queue), Order.FIRST))
-    return found
+    found = _WORK.stuck(store, now, queued_deadline_s, limit)
+    return [GradeMessage(row.id, Queue(row.queue), Order.FIRST) for row in found]
 
 
 def request_regrade(store: Store, placement_id: int, now: datetime) -> list[int]:

@@ -24,7 +24,7 @@ from service.store.models import Placement, Submission
 from service.store.work import Attempt, AttemptRow
 from service.web.student import actions
 from service.web.student.actions import Refused
-from service.web.student.lesson_view import ShownCase, seen
+from service.web.student.lesson_view import ShownCase, seen, shown_cases
 
 ATTEMPTS_A_PAGE = 25  # each row reads its verdict's cases (up to the output limit each)
 
@@ -84,13 +84,7 @@ class AttemptPage:
     @property
     def cases(self) -> list[ShownCase]:
         """Return the verdict's cases to list, as the lesson page lists them; [] for none."""
-        verdict, exercise = self.verdict, self.lesson.exercise
-        if verdict is None or exercise is None:
-            return []
-        if not (exercise.has_cases or len(verdict.cases) > 1):
-            return []
-        kinds = {case.name: case.is_value for case in exercise.cases}
-        return [ShownCase(record, kinds.get(str(record.get("name")))) for record in verdict.cases]
+        return shown_cases(self.verdict, self.lesson.exercise)
 
     def as_json(self) -> dict[str, Any]:
         """Return the attempt for the JSON API: GET /api/submissions/<id>'s answer, and its

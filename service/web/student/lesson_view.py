@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.lesson_scores import LessonScore
-from core.lessons import Lesson
+from core.lessons import Exercise, Lesson
 from core.messages import Text
 from core.overrides import Override
 from core.placements import Closed, Policy, Reveal, StudentException
@@ -130,17 +130,8 @@ class LessonPage:
 
     @property
     def cases(self) -> list[ShownCase]:
-        """Return the shown verdict's cases to list, as the student may see them; [] for none.
-
-        An exercise without `cases` keeps its one-run verdict: its implicit case is no list.
-        """
-        verdict, exercise = self.verdict, self.lesson.exercise
-        if verdict is None or exercise is None:
-            return []
-        if not (exercise.has_cases or len(verdict.cases) > 1):
-            return []
-        kinds = {case.name: case.is_value for case in exercise.cases}
-        return [ShownCase(record, kinds.get(str(record.get("name")))) for record in verdict.cases]
+        """Return the shown verdict's cases to list, as the student may see them; [] for none."""
+        return shown_cases(self.verdict, self.lesson.exercise)
 
     @property
     def pending(self) -> bool:
@@ -192,6 +183,19 @@ class ShownCase:
     def get(self, key: str) -> Any:
         """Return one of the record's fields (None when it is not shown)."""
         return self.record.get(key)
+
+
+def shown_cases(verdict: StudentView | None, exercise: Exercise | None) -> list[ShownCase]:
+    """Return a verdict's cases to list, as its student may see them; [] for none.
+
+    An exercise without `cases` keeps its one-run verdict: its implicit case is no list.
+    """
+    if verdict is None or exercise is None:
+        return []
+    if not (exercise.has_cases or len(verdict.cases) > 1):
+        return []
+    kinds = {case.name: case.is_value for case in exercise.cases}
+    return [ShownCase(record, kinds.get(str(record.get("name")))) for record in verdict.cases]
 
 
 def lesson_page(asker: actions.Asker, placement_id: int) -> LessonPage:

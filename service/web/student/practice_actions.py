@@ -25,7 +25,7 @@ from service.settings import Settings
 from service.store import figure_rows, practice_runs, submissions
 from service.store.models import PracticeRun, PracticeStatus
 from service.web.student.actions import Asker, Refused, figure_json, open_placement
-from service.web.student.lesson_view import ShownCase
+from service.web.student.lesson_view import ShownCase, shown_cases
 
 
 @dataclass(frozen=True)
@@ -153,12 +153,10 @@ class PracticeView:
     def cases(self) -> list[ShownCase]:
         """Return the verdict's cases to list, as the lesson page lists a verdict's; [] for
         none, or for an exercise without `cases` (its one implicit case is no list)."""
-        verdict = self.verdict
         exercise = self.lesson.exercise if self.lesson else None
-        if verdict is None or exercise is None or not exercise.has_cases:
+        if exercise is None or not exercise.has_cases:
             return []
-        kinds = {case.name: case.is_value for case in exercise.cases}
-        return [ShownCase(record, kinds.get(str(record.get("name")))) for record in verdict.cases]
+        return shown_cases(self.verdict, exercise)
 
     @property
     def figures(self) -> list[dict[str, Any]]:
