@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
+from demo.personalities import LmsName, Personality, personality
+
 
 @dataclass(frozen=True)
 class DemoConfig:
@@ -43,6 +45,8 @@ class DemoConfig:
     # Students beyond the seeded three (demo-learner-1, ...): a class for a deadline rush
     # (benchmarks/rush.py); the course page still lists the seeded people only.
     learners: int = 0
+    # Which LMS the platform plays (demo/personalities.py): a name or a Personality.
+    personality: Personality | str = "moodle"
 
     def __post_init__(self) -> None:
         parts = urlsplit(self.base_url)
@@ -52,6 +56,21 @@ class DemoConfig:
             raise ValueError(f"demo base_url must not carry a query: {self.base_url!r}")
         object.__setattr__(self, "base_url", self.base_url.rstrip("/"))
         object.__setattr__(self, "state_dir", Path(self.state_dir))
+        plays = personality(self.personality)
+        object.__setattr__(self, "personality", plays)
+        if plays.product_family_code is not None:
+            object.__setattr__(self, "product_family_code", plays.product_family_code)
+
+    @property
+    def plays(self) -> Personality:
+        """Return the personality (always a Personality once constructed)."""
+        assert isinstance(self.personality, Personality)
+        return self.personality
+
+    @property
+    def lms(self) -> LmsName:
+        """Return the name of the LMS played."""
+        return self.plays.name
 
     @property
     def issuer(self) -> str:
