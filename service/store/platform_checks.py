@@ -150,4 +150,7 @@ def course_blocked(store: Store, course_id: int) -> tuple[bool, bool] | None:
         if course is None:
             return None
         row = session.get(PlatformCheck, course.platform_id)
-        return course.line_items_url is None, row is not None and row.grades_ok is False
+        # a course only deep linked so far has launched no lesson: its launches say nothing yet
+        placed = session.scalar(select(Placement.id).where(Placement.course_id == course_id))
+        no_ags = course.line_items_url is None and placed is not None
+        return no_ags, row is not None and row.grades_ok is False

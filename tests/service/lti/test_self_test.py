@@ -1,6 +1,10 @@
 """The registration self-test against the demo LMS over real HTTP: a platform that works
 passes every check and keeps no line item; each broken one names its trap and fix."""
 
+import json
+import subprocess
+import sys
+
 import pytest
 import requests
 
@@ -10,7 +14,10 @@ from demo.tokens import LINEITEM, MEMBERSHIPS, RESULT_READONLY
 from service.lti import self_test
 from service.store import platform_checks
 from service.store.models import Platform
+from service.web import extensions
 from testkit.lms import make_lms
+from testkit.pipeline import Pipeline
+from tests.conftest import REPO
 
 
 @pytest.fixture
@@ -135,3 +142,42 @@ def test_an_unreachable_key_set_names_its_trap(lms):
 
 def test_an_unknown_platform_has_no_self_test(lms):
     assert self_test.run(lms.lti, 999) is None
+
+
+def check_command(lms, *args):
+    """Run `codeblanks platforms check` as its own process, on the tool's store and keys."""
+    env = {"PATH": "/usr/bin:/bin", **Pipeline.env_of(extensions.settings(lms.app))}
+    return subprocess.run(
+        [sys.executable, "-m", "service", "platforms", "check", *args],
+        capture_output=True, text=True, cwd=REPO, env=env, timeout=120,
+    )  # fmt: skip
+
+
+def test_the_command_exits_0_when_grades_can_be_sent(lms):
+    launched(lms)
+    before = len(lms.platform.lineitems())
+    done = check_command(lms, str(platform_id(lms)), "--json")
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert found["grades_ok"] is True and found["traps"] == []
+    assert {c["status"] for c in found["checks"]} == {"ok"}
+    assert len(lms.platform.lineitems()) == before
+    printed = check_command(lms, str(platform_id(lms)))
+    assert printed.returncode == 0
+    assert "ok      cleanup" in printed.stdout
+    assert printed.stdout.rstrip().endswith("grades can be sent")
+
+
+def test_the_command_exits_1_on_a_trap_that_blocks_grades(lms):
+    launched(lms)
+    reregister(lms, scopes=[LINEITEM, RESULT_READONLY, MEMBERSHIPS])
+    done = check_command(lms, str(platform_id(lms)))
+    assert done.returncode == 1, done.stderr
+    assert "trap    no_score_scope (blocks grades): This LMS granted no score scope" in done.stdout
+    assert "fix: Ask the LMS's administrator to grant this tool the score scope." in done.stdout
+
+
+def test_the_command_exits_2_for_an_unknown_platform(lms):
+    done = check_command(lms, "999")
+    assert done.returncode == 2
+    assert "no platform 999" in done.stderr
