@@ -65,18 +65,17 @@ def test_a_working_platform_passes_every_check_and_keeps_no_line_item(lms):
 
 
 def reregister(lms, **changes):
-    """Register the tool again with the demo LMS as `changes` say; point the tool at it."""
-    tool = lms.platform.register_tool(
+    """Register the tool again with the demo LMS, under its client id, as `changes` say."""
+    return lms.platform.register_tool(
         name="CodeBlanks",
         login_url=lms.tool_url + "/lti/login",
         launch_url=lms.tool_url + "/lti/launch",
         jwks_url=lms.tool_url + "/lti/jwks",
         deep_link_url=lms.tool_url + "/lti/launch",
+        client_id=lms.client_id,
+        deployment_id=lms.deployment_id,
         **changes,
     )
-    with lms.store.session() as session:
-        session.query(Platform).update({"client_id": tool.client_id})
-    return tool
 
 
 def test_a_tool_registered_without_the_score_scope_names_the_trap(lms):
