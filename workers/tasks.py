@@ -21,6 +21,7 @@ from sqlalchemy.exc import DBAPIError
 
 from core.errors import GraderError
 from service import logs
+from service.lti import self_test
 from service.lti.results import ResultsRead, read_results
 from service.lti.roster import sync_roster
 from service.queue import TaskName, send
@@ -158,6 +159,17 @@ def read_line_item(self: Task, placement_id: int) -> ResultsRead:
     # a read that failed is noted on the placement: its teacher's pages show it, and ask
     # again once the read is stale
     return _from_lms(self, read, ResultsRead.FAILED, RESULTS_RETRIES, "placement_id", placement_id)
+
+
+@shared_task(name=TaskName.CHECK_PLATFORM.value, bind=True, acks_late=True)
+def check_platform(self: Task, platform_id: int) -> bool | None:
+    """Run a platform's self-test and keep its result; return whether grades can be sent.
+
+    No retry: the self-test notes a platform that is away as its result, and the admin runs
+    it again from the admin page or `codeblanks platforms check`.
+    """
+    found = self_test.run(WorkerContext.of(self.app).lti, platform_id)
+    return None if found is None else found.grades_ok
 
 
 def _from_lms(task: Task, read: Callable[[], T], failed: T, retries: int, key: str, id_: int) -> T:

@@ -146,6 +146,40 @@ def platforms_list(obj: Context) -> None:
         )
 
 
+@platforms.command("check")
+@click.argument("platform_id", type=int)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.pass_obj
+def platforms_check(obj: Context, platform_id: int, as_json: bool) -> None:
+    """Self-test a platform: what it granted, a throwaway line item and score, the traps.
+
+    Exit 0 when grades can be sent, 1 when a trap blocks them, 2 for an unknown platform.
+    """
+    import json
+
+    from core.lessons import Catalog
+    from service.lti import self_test
+    from service.lti.tool import make_context
+
+    with _store(obj.settings) as store:
+        # the self-test reads no lesson: an empty catalog spares loading them all
+        lti = make_context(obj.settings, store, Catalog({}, {}))
+        found = self_test.run(lti, platform_id)
+    if found is None:
+        click.echo(f"codeblanks: no platform {platform_id}", err=True)
+        sys.exit(2)
+    if as_json:
+        click.echo(json.dumps({"platform_id": platform_id, **found.to_json()}))
+    else:
+        for check in found.checks:
+            click.echo(f"{check.status.value:8}{check.name:12}{check.words}")
+        for trap in found.traps:
+            blocks = "blocks grades" if trap.blocks_grades else "warning"
+            click.echo(f"trap    {trap.id} ({blocks}): {trap.words}\n        fix: {trap.fix}")
+        click.echo("grades can be sent" if found.grades_ok else "grades cannot be sent")
+    sys.exit(0 if found.grades_ok else 1)
+
+
 @platforms.command("remove")
 @click.argument("platform_id", type=int)
 @click.pass_obj

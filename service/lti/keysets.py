@@ -85,6 +85,18 @@ class KeySets:
                 status=502,
             ) from exc
 
+    def usable(self, url: str) -> list[str]:
+        """Fetch a key set now, bypassing the cache (the self-test's look at it); return the
+        kids of the keys that can be read, or raise LaunchProblem."""
+        found = []
+        for kid, jwk in self._fetch(url).items():
+            try:
+                jwt.PyJWK(jwk, algorithm=jwk.get("alg") or ALGORITHMS[0])
+            except jwt.PyJWTError:
+                continue
+            found.append(kid)
+        return found
+
     def _keys(self, url: str, kid: str) -> Keys:
         """Return the keys to look `kid` up in, fetching them if they are stale or lack it."""
         with self._lock:

@@ -34,10 +34,11 @@ def facts_of(catalog: Catalog, launch: ValidLaunch) -> LaunchFacts:
     nrps = body.get(NRPS) or {}
     tool_platform = launch.claim("tool_platform")
     site_name = product = None
-    if isinstance(tool_platform, dict) and isinstance(tool_platform.get("name"), str):
-        site_name = tool_platform["name"].strip()[:255]
+    if isinstance(tool_platform, dict):
         code = tool_platform.get("product_family_code")
         product = code if isinstance(code, str) else None
+        if isinstance(tool_platform.get("name"), str):
+            site_name = tool_platform["name"].strip()[:255]
     roles = " ".join(str(r) for r in launch.claim("roles", []))
     return LaunchFacts(
         platform_id=launch.platform_id,
@@ -59,6 +60,7 @@ def facts_of(catalog: Catalog, launch: ValidLaunch) -> LaunchFacts:
         teacher=is_teacher(body),
         resource_link_id=link.get("id"),
         link=None if launch.message_type == DEEP_LINKING else _link(catalog, launch, link, ags),
+        ags_scopes=_scopes(ags),
     )
 
 
@@ -75,6 +77,14 @@ def _link(
         lesson_id=lesson_id if known else None,
         line_item_url=ags.get("lineitem") if isinstance(ags.get("lineitem"), str) else None,
     )
+
+
+def _scopes(ags: object) -> tuple[str, ...] | None:
+    """Return the AGS claim's scope list (None: no AGS claim at all)."""
+    if not isinstance(ags, dict) or not ags:
+        return None
+    listed = ags.get("scope")
+    return tuple(str(s) for s in listed)[:20] if isinstance(listed, list) else ()
 
 
 def _object(value: object) -> dict[str, object]:

@@ -16,7 +16,7 @@ from core.messages import Message, say
 from service.lti.claims import LtiProblem
 from service.lti.services import AGS_SCOPES, SCOPE_NRPS, unreadable
 from service.outbound import Unreadable, check_url, document, explain, status_of
-from service.store import platform_rows, registration_tokens
+from service.store import platform_checks, platform_rows, registration_tokens
 from service.store.database import Store
 from service.store.platform_rows import PlatformFields
 from service.store.registration_tokens import Grant
@@ -233,7 +233,7 @@ def register(
             # without a deployment id in the answer, accept the first one launches bring
             auto_add_deployments=not deployment_id,
         )
-        return add_platform(ctx.store, fields, replace=replaced is not None, only=replaced)
+        found = add_platform(ctx.store, fields, replace=replaced is not None, only=replaced)
     except (ValueError, IntegrityError) as exc:
         log.warning("registration not stored: %.500s", exc)  # names the LMS's own values
         raise RegistrationProblem(
@@ -241,6 +241,19 @@ def register(
             _not_stored(ctx.store, issuer, client_id, replaced),
             status=409,
         ) from exc
+    # what the LMS granted and calls itself, for the self-test (service.lti.self_test)
+    scope = answer.get("scope")
+    platform_checks.note_registration(
+        ctx.store, found.id, _family(config), scope if isinstance(scope, str) else ""
+    )
+    return found
+
+
+def _family(config: dict[str, Any]) -> str | None:
+    """Return the product_family_code the platform's configuration names, if any."""
+    platform = config.get(PLATFORM_CONFIG)
+    code = platform.get("product_family_code") if isinstance(platform, dict) else None
+    return code if isinstance(code, str) else None
 
 
 def _not_stored(store: Store, issuer: str, client_id: str, replaced: int | None) -> Message:

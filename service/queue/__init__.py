@@ -46,6 +46,7 @@ class TaskName(enum.StrEnum):
     REFRESH_ROSTER = "codeblanks.refresh_roster"
     READ_RESULTS = "codeblanks.read_results"
     RUN_PRACTICE = "codeblanks.run_practice"
+    CHECK_PLATFORM = "codeblanks.check_platform"
 
 
 class Order(enum.StrEnum):
@@ -96,7 +97,21 @@ class ResultsMessage:
     placement_id: int
 
 
-Message = GradeMessage | PracticeMessage | SyncMessage | RosterMessage | ResultsMessage
+@dataclass(frozen=True)
+class PlatformCheckMessage:
+    """Run a registered platform's self-test (service.lti.self_test) and keep its result."""
+
+    platform_id: int
+
+
+Message = (
+    GradeMessage
+    | PracticeMessage
+    | SyncMessage
+    | RosterMessage
+    | ResultsMessage
+    | PlatformCheckMessage
+)
 
 
 def send(celery_app: Celery, messages: Iterable[Message]) -> int:
@@ -115,6 +130,8 @@ def send(celery_app: Celery, messages: Iterable[Message]) -> int:
             sent += send_sync(celery_app, message)
         elif isinstance(message, RosterMessage):
             sent += send_roster_read(celery_app, message)
+        elif isinstance(message, PlatformCheckMessage):
+            sent += send_platform_check(celery_app, message)
         else:
             sent += send_results_read(celery_app, message)
     return sent
@@ -148,6 +165,11 @@ def send_roster_read(celery_app: Celery, message: RosterMessage) -> bool:
 def send_results_read(celery_app: Celery, message: ResultsMessage) -> bool:
     """Send a results read; return False (and log) if the broker is away."""
     return _send(celery_app, TaskName.READ_RESULTS, [message.placement_id], Queue.SYNC)
+
+
+def send_platform_check(celery_app: Celery, message: PlatformCheckMessage) -> bool:
+    """Send a platform's self-test; return False (and log) if the broker is away."""
+    return _send(celery_app, TaskName.CHECK_PLATFORM, [message.platform_id], Queue.SYNC)
 
 
 def send_sweep(celery_app: Celery, expires_s: float) -> bool:

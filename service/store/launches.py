@@ -15,6 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from service.store import platform_checks
 from service.store.database import Store
 from service.store.models import Course, Membership, Placement, Platform, User, utcnow
 
@@ -50,6 +51,7 @@ class LaunchFacts:
     teacher: bool
     resource_link_id: str | None
     link: LinkFacts | None  # None for a deep linking request: it opens no placement
+    ags_scopes: tuple[str, ...] | None = None  # the AGS claim's scope list, if it has one
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,10 @@ def record(store: Store, facts: LaunchFacts) -> Opened:
     with store.session() as session:
         if facts.site_name is not None:
             _name_platform(session, facts.platform_id, facts.site_name, facts.product_code)
+        # what the LMS says it is and grants, for the self-test's traps (service.lti.self_test)
+        platform_checks.note_launch(
+            session, facts.platform_id, facts.product_code, facts.ags_scopes
+        )
         user = _upsert(
             session,
             User,

@@ -112,6 +112,25 @@ class Platform(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
+class PlatformCheck(Base):
+    """A platform's latest self-test (service.lti.self_test), and what its launches claimed.
+
+    One row per platform, replaced by each self-test; launches keep `product_family` and
+    `launch_scopes` current, the registration its `registered_scopes`.
+    """
+
+    __tablename__ = "platform_checks"
+    platform_id: Mapped[int] = mapped_column(
+        ForeignKey("platforms.id", ondelete="CASCADE"), primary_key=True
+    )
+    product_family: Mapped[str | None] = mapped_column(String(64))
+    registered_scopes: Mapped[str | None] = mapped_column(String(2000))
+    launch_scopes: Mapped[str | None] = mapped_column(String(2000))  # the AGS claim's, latest
+    checked_at: Mapped[datetime | None]
+    grades_ok: Mapped[bool | None]
+    result: Mapped[Any] = mapped_column(JSON, nullable=True)  # core.lms_traps.SelfTest
+
+
 class RegistrationToken(Base):
     """An admin's single-use, expiring permission for one LTI Dynamic Registration.
 

@@ -14,8 +14,9 @@ from flask import Blueprint, Response, abort, redirect, render_template, request
 from flask.typing import ResponseReturnValue
 from flask_babel import gettext as _
 
-from service.lti import registration
-from service.store import throttles
+from core.lms_traps import SelfTest
+from service.lti import registration, self_test
+from service.store import platform_checks, throttles
 from service.store.models import utcnow
 from service.store.platform_rows import PlatformFields
 from service.web import csrf, extensions
@@ -116,6 +117,34 @@ def register_url() -> ResponseReturnValue:
     return _page(registration_url=url)
 
 
+@bp.get("/platforms/<int:platform_id>/check")
+def check(platform_id: int) -> str:
+    """Show a platform's latest self-test: each check, each trap and its fix."""
+    found = next(
+        (p for p in registration.list_platforms(extensions.store()) if p.id == platform_id), None
+    )
+    if found is None:
+        abort(404)
+    latest = platform_checks.latest(extensions.store()).get(platform_id)
+    result = SelfTest.from_json(latest.result) if latest else None
+    return render_template(
+        "admin/platform_check.html",
+        platform=found,
+        latest=latest,
+        result=result,
+        csrf_token=csrf.token(),
+    )
+
+
+@bp.post("/platforms/<int:platform_id>/check")
+def run_check(platform_id: int) -> ResponseReturnValue:
+    """Run a platform's self-test now (the admin waits: each call has the outbound deadline)."""
+    csrf.check(request.form.get(csrf.FIELD))
+    if self_test.run(extensions.lti(), platform_id) is None:
+        abort(404)
+    return redirect(url_for("admin.check", platform_id=platform_id), code=303)
+
+
 @bp.post("/platforms/<int:platform_id>/remove")
 def remove(platform_id: int) -> ResponseReturnValue:
     """Remove a platform and everything recorded for it."""
@@ -130,6 +159,7 @@ def _page(error: str = "", form: object = None, registration_url: str = "") -> s
     return render_template(
         "admin/platforms.html",
         platforms=registration.list_platforms(extensions.store()),
+        checks=platform_checks.latest(extensions.store()),
         error=error,
         form=form or {},
         csrf_token=csrf.token(),

@@ -17,6 +17,7 @@ from flask import Flask
 from flask_babel import gettext as _
 from flask_babel import pgettext
 
+from core.lms_traps import CheckStatus
 from core.placements import Reveal
 from core.runs import RunStatus
 from service.store.models import PracticeStatus, SubmissionStatus, SyncStatus
@@ -32,6 +33,7 @@ def init_app(app: Flask) -> None:
     app.add_template_global(practice_state, "practice_state")
     app.add_template_global(sync_label, "sync_label")
     app.add_template_global(SyncStatus, "SyncStatus")
+    app.add_template_global(check_label, "check_label")
 
 
 def run_statuses() -> dict[RunStatus, str]:
@@ -85,6 +87,20 @@ def reveals() -> dict[Reveal, str]:
         Reveal.AFTER_ATTEMPTS: _("After the last attempt (needs a maximum of attempts)"),
         Reveal.AFTER_DUE: _("After the due date"),
     }
+
+
+def check_statuses() -> dict[CheckStatus, str]:
+    """Return the words of each self-test check's status (the admin's self-test page)."""
+    return {
+        CheckStatus.OK: pgettext("self-test check", "ok"),
+        CheckStatus.WARNING: pgettext("self-test check", "warning"),
+        CheckStatus.FAILED: pgettext("self-test check", "failed"),
+    }
+
+
+def check_label(status: object) -> str:
+    """Return a self-test check's status as a word."""
+    return _label(check_statuses, CheckStatus, status)
 
 
 def status_label(status: object) -> str:

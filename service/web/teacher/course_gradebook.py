@@ -32,6 +32,7 @@ from service.store import (
     memberships,
     override_rows,
     placement_rows,
+    platform_checks,
     policy_exceptions,
     result_reads,
     roster_reads,
@@ -143,6 +144,32 @@ def reading(store: Store, course_id: int) -> list[int]:
         ids = placement_rows.ids_in_course(session, course_id)
         states = result_reads.states(session, ids)
     return sorted(pid for pid, state in states.items() if state.offered and state.pending)
+
+
+def grades_note(store: Store, course_id: int) -> str | None:
+    """Return a warning when the course's LMS cannot take grades, before a student hands in:
+    its launches carried no grade service, or its platform's latest self-test found a trap
+    that blocks grades (service.lti.self_test)."""
+    found = platform_checks.course_blocked(store, course_id)
+    if found is None:
+        return None
+    no_ags, blocked = found
+    if no_ags:
+        return str(
+            _(
+                "This course's LMS cannot take grades: its launches carry no grade service. "
+                "Scores stay in this tool until the LMS's admin allows the tool to send grades."
+            )
+        )
+    if blocked:
+        return str(
+            _(
+                "This course's LMS cannot take grades now: the tool's self-test found a problem "
+                "that blocks them. Ask the tool's admin to look at its self-test (admin page, "
+                "Platforms)."
+            )
+        )
+    return None
 
 
 def roster_note(store: Store, celery_app: Celery, course_id: int, now: datetime) -> str | None:

@@ -229,6 +229,7 @@ def _gradebook_page(course_id: int, form: dict[str, str], errors: dict[str, str]
     return render_template(
         "teacher/gradebook.html",
         book=book,
+        grades_note=course_gradebook.grades_note(store(), course_id),
         resent=request.args.get("resent", type=int),
         released=request.args.get("released", type=int),
         excepted=request.args.get("excepted") == "1",
@@ -257,6 +258,7 @@ def _placement_page(found: Placement, form: dict[str, str], errors: dict[str, st
         "teacher/placement.html",
         report=report,
         roster_note=note,
+        grades_note=course_gradebook.grades_note(store(), found.course_id),
         placement=found,
         lesson=report.lesson,
         form=form,

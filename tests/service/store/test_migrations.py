@@ -33,6 +33,7 @@ TABLES = {
     "line_item_reads",
     "practice_runs",
     "figures",
+    "platform_checks",
     "alembic_version",
 }
 

@@ -2,11 +2,13 @@
 
 import pytest
 
+from core.lms_traps import CheckStatus
 from core.placements import Reveal
 from core.runs import RunStatus
 from service.store.models import PracticeStatus, SubmissionStatus, SyncStatus
 from service.web.labels import (
     case_label,
+    check_statuses,
     practice_state,
     practice_statuses,
     reveals,
@@ -25,6 +27,7 @@ TABLES = [
     (practice_statuses, PracticeStatus),
     (sync_statuses, SyncStatus),
     (reveals, Reveal),
+    (check_statuses, CheckStatus),
 ]
 
 

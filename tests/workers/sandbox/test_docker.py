@@ -91,8 +91,14 @@ def test_the_run_is_unprivileged_and_isolated(docker):
     assert env == str(
         sorted(
             [
-                "HOME", "HOSTNAME", "LANG", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "PATH",
-                "TMPDIR", *DRAWING_ENV,
+                "HOME",
+                "HOSTNAME",
+                "LANG",
+                "OMP_NUM_THREADS",
+                "OPENBLAS_NUM_THREADS",
+                "PATH",
+                "TMPDIR",
+                *DRAWING_ENV,
             ]
         )  # fmt: skip
     )

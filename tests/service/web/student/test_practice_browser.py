@@ -127,8 +127,9 @@ def test_running_again_replaces_an_endless_run(lms, chromium):
     expect_text(frame.locator("#practice-result h3"), "Practice run: Passed")
     with lms.store.session() as session:
         runs = session.execute(
-            select(PracticeRun.run_status, PracticeRun.created_at, PracticeRun.finished_at)
-            .order_by(PracticeRun.id)
+            select(
+                PracticeRun.run_status, PracticeRun.created_at, PracticeRun.finished_at
+            ).order_by(PracticeRun.id)
         ).all()
     assert [run.run_status for run in runs] == ["timeout", "passed"]
     assert runs[0].finished_at >= runs[1].created_at  # the second waited for the first
