@@ -4,6 +4,7 @@ Each test pins one behaviour that Moodle (the demo's default) answers otherwise;
 instructure/canvas-lms it was read from is named in demo/personalities.py and docs/canvas.md.
 """
 
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -318,3 +319,26 @@ def test_a_developer_key_is_made_from_the_tools_json(canvas: DemoServer, tool: F
     )
     wrong = {**config, "extensions": [{"platform": "moodle", "settings": {"placements": []}}]}
     assert requests.post(admin, json={"json": wrong}, timeout=5).status_code == 422
+
+
+def test_the_course_page_takes_a_developer_key_by_json_url(
+    canvas: DemoServer, tool: FakeTool
+) -> None:
+    config = {
+        "title": "Pasted tool",
+        "description": "For tests",
+        "target_link_uri": tool.launch_url,
+        "oidc_initiation_url": tool.login_url,
+        "public_jwk": tool.jwk,
+        "scopes": [SCORE_SCOPE],
+    }
+    page = requests.get(canvas.config.url("/"), timeout=5)
+    assert "Developer keys (Canvas)" in page.text
+    made = requests.post(
+        canvas.config.url("/developer_keys"),
+        data={"json": json.dumps(config), "redirect_uris": tool.launch_url},
+        timeout=5,
+    )
+    assert made.status_code == 200 and "Pasted tool" in made.text
+    [key] = canvas.platform.tools()
+    assert key.jwks == {"keys": [tool.jwk]} and key.redirect_uris == (tool.launch_url,)
