@@ -7,6 +7,7 @@ extension; NRPS across Canvas's 50-member pages; scores Canvas refuses for good 
 unpublished assignment) failed at once and said why; a 403 throttle waited out.
 """
 
+from datetime import UTC, datetime
 from urllib.parse import urljoin
 
 import pytest
@@ -16,11 +17,13 @@ from sqlalchemy import select
 from demo import DemoServer, lms_ags
 from demo.browser import parse_form, run_launch
 from service.lti import registration
+from service.lti.ags import AgsPoster
 from service.lti.roster import sync_roster
 from service.store.models import Course, GradeSync, Membership, Platform, User, utcnow
 from testkit.lms import Lms, answer, lms_with_a_worker, make_lms, register, signed_in_headers
 from testkit.waits import wait_for
 from tests.service.lti.test_flows import SEED, picker_form
+from workers.syncing import Synced, sync_pair
 
 pytestmark = [pytest.mark.celery, pytest.mark.slow]
 
@@ -182,6 +185,32 @@ def test_two_schools_on_the_shared_issuer_stay_apart(tmp_path):
         )
     finally:
         other.stop()
+        lms.demo.stop()
+        server.stop()
+        lms.store.dispose()
+
+
+def test_a_score_stamped_before_the_one_canvas_holds_goes_again_a_second_later(tmp_path):
+    lms, server = make_lms(tmp_path, personality="canvas")
+    try:
+        link = lms.link()
+        with requests.Session() as ali:
+            headers, placement_id = signed_in_headers(ali, lms, "ali", link)
+            assert answer(ali, lms, headers, placement_id).status_code == 201
+        [item] = lms.platform.lineitems_of(link)
+        # Canvas holds a result stamped later in this second (a post whose answer was lost):
+        # the tool's whole-second timestamp is earlier, and Canvas answers 400
+        now = datetime.now(UTC)
+        held = now.replace(microsecond=999000).isoformat()
+        body = {"userId": "demo-ali", "timestamp": held, "gradingProgress": "Pending"}
+        lms.platform.records.add_score(item.id, "demo-ali", body, whole=False)
+        with lms.store.session() as session:
+            user_id = session.scalar(select(User.id))
+        result = sync_pair(lms.store, lms.lti.catalog, AgsPoster(lms.lti), user_id, placement_id, 3)
+        assert result.outcome is Synced.SENT
+        latest = lms.platform.scores(item.id)[-1].body
+        assert latest["scoreGiven"] == 1.0 and latest["timestamp"] > held
+    finally:
         lms.demo.stop()
         server.stop()
         lms.store.dispose()
