@@ -230,7 +230,7 @@ def results(
             "id": f"{url.split('?')[0]}/results/{score.user_id}",
             "userId": score.user_id,
         }
-        points = scaled(item, score)
+        points = scaled(item, score, platform.config.plays.canvas_ags)
         if score.user_id in cleared and cleared[score.user_id] >= score.received_at:
             points = None
         if points:
@@ -277,21 +277,21 @@ def latest_scores(
     return latest
 
 
-def given(score: Score) -> float | None:
+def given(score: Score, canvas: bool = False) -> float | None:
     """Return the points a score leaves in the gradebook: none unless it is FullyGraded.
 
     Moodle stores scoreGiven as null for any other gradingProgress, so a Pending score
     blanks the points an earlier score had put there.
     """
-    if score.body.get("gradingProgress") not in score_kept_by(score):
+    if score.body.get("gradingProgress") not in kept_under(canvas):
         return None
     value = score.body.get("scoreGiven")
     return None if value is None else float(value)
 
 
-def scaled(item: LineItem, score: Score) -> float | None:
+def scaled(item: LineItem, score: Score, canvas: bool = False) -> float | None:
     """Return a score's points on the line item's scale (as Moodle and Canvas show them)."""
-    points = given(score)
+    points = given(score, canvas)
     if points is None:
         return None
     return points * item.score_maximum / float(score.body["scoreMaximum"])
@@ -337,13 +337,11 @@ def _canvas_submission(ext: object) -> None:
         _timestamp(ext["submitted_at"], f"{CANVAS_SUBMISSION}.submitted_at")
 
 
-def score_kept_by(score: Score) -> tuple[str, ...]:
-    """Return the gradingProgress values under which a score's points stand.
-
-    Moodle: FullyGraded only. Canvas (Lti::Result::ACCEPT_GIVEN_SCORE_TYPES): FullyGraded and
-    PendingManual; a score posted with the submission extension is Canvas's, so it is read so.
-    """
-    return ("FullyGraded", "PendingManual") if score.body.get("_canvas") else ("FullyGraded",)
+def kept_under(canvas: bool) -> tuple[str, ...]:
+    """Return the gradingProgress values under which a score's points stand: Moodle's
+    FullyGraded only; Canvas's FullyGraded and PendingManual (Lti::Result::
+    ACCEPT_GIVEN_SCORE_TYPES, scores_controller.rb reset_score?)."""
+    return ("FullyGraded", "PendingManual") if canvas else ("FullyGraded",)
 
 
 def student(platform: DemoPlatform, user_id: str) -> bool:
@@ -430,7 +428,7 @@ def _canvas_score(platform: DemoPlatform, item: LineItem, body: dict[str, Any]) 
         # submission.rb can_autograde?: :unpublished -> save! raises RecordInvalid; the whole
         # score is one transaction, so nothing is kept
         raise lms_canvas.invalid("grade", lms_canvas.UNPUBLISHED)
-    return platform.records.add_score(item.id, user_id, {**body, "_canvas": True}, whole=False)
+    return platform.records.add_score(item.id, user_id, body, whole=False)
 
 
 def _parse(value: str) -> datetime | None:

@@ -45,6 +45,7 @@ def language() -> str:
 
 def register_pages(bp: Blueprint, platform: DemoPlatform) -> None:
     """Add the browser pages to `bp`."""
+    canvas = platform.config.plays.canvas_ags
 
     @bp.context_processor
     def helpers() -> dict[str, object]:
@@ -52,8 +53,8 @@ def register_pages(bp: Blueprint, platform: DemoPlatform) -> None:
             "course": COURSE,
             "points": points,
             "when": when,
-            "scaled": lms_ags.scaled,
-            "given": lms_ags.given,
+            "scaled": lambda item, score: lms_ags.scaled(item, score, canvas),
+            "given": lambda score: lms_ags.given(score, canvas),
             "refusal": lms_ags.refusal,
             "lang": language(),
             "languages": LANGUAGES,

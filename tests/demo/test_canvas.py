@@ -342,3 +342,19 @@ def test_the_course_page_takes_a_developer_key_by_json_url(
     assert made.status_code == 200 and "Pasted tool" in made.text
     [key] = canvas.platform.tools()
     assert key.jwks == {"keys": [tool.jwk]} and key.redirect_uris == (tool.launch_url,)
+
+
+def test_pending_manual_keeps_the_points_and_pending_clears_them(
+    canvas: DemoServer, column: LineItem, bearer: dict[str, str]
+) -> None:
+    results = canvas.platform.lineitem_url(column) + "/results"
+    manual = score(gradingProgress="PendingManual", scoreGiven=5, timestamp=stamp())
+    assert post_score(canvas, column, manual, bearer).status_code == 200
+    [kept] = requests.get(results, headers=bearer, timeout=5).json()
+    assert kept["resultScore"] == 5  # Moodle: blank (FullyGraded only)
+    pending = score(gradingProgress="Pending", scoreGiven=None, timestamp=stamp(1))
+    assert post_score(canvas, column, pending, bearer).status_code == 200
+    [cleared] = requests.get(results, headers=bearer, timeout=5).json()
+    assert "resultScore" not in cleared
+    teacher = requests.get(results, params={"user_id": "demo-ada"}, headers=bearer, timeout=5)
+    assert teacher.status_code == 200 and teacher.json() == []  # not a student: an empty list
