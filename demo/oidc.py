@@ -176,9 +176,11 @@ def authorize(
     for claim in presentation.values():  # Moodle and Canvas send the user's language
         claim["locale"] = str(hint.get("locale") or "en")
     data = launch.lti_launch()
-    return AutoPost(
-        data["launch_url"], {"id_token": data["id_token"], "state": data["state"]}, signed
-    )
+    fields = {"id_token": data["id_token"], "state": data["state"]}
+    if platform.config.plays.canvas_launch and platform.config.storage_target:
+        # authentication_controller.rb launch_parameters: the launch names the frame too
+        fields["lti_storage_target"] = platform.config.storage_target
+    return AutoPost(data["launch_url"], fields, signed)
 
 
 def _review_target(platform: DemoPlatform, user: User, link: Link | None, for_user: str) -> str:
@@ -241,7 +243,8 @@ def _assemble(
                 "guid": platform.issuer,
                 "name": "Codeblanks demo LMS",
                 "product_family_code": platform.config.product_family_code,
-                "version": "1.0",
+                # jwt_message.rb add_tool_platform_claims!: Canvas says "cloud"
+                "version": "cloud" if platform.config.plays.canvas_launch else "1.0",
             },
         }
     )

@@ -358,3 +358,19 @@ def test_pending_manual_keeps_the_points_and_pending_clears_them(
     assert "resultScore" not in cleared
     teacher = requests.get(results, params={"user_id": "demo-ada"}, headers=bearer, timeout=5)
     assert teacher.status_code == 200 and teacher.json() == []  # not a student: an empty list
+
+
+def test_with_platform_storage_the_login_and_the_launch_name_canvas_s_frame(
+    state_dir: Path, tool: FakeTool
+) -> None:
+    target = "post_message_forwarding"  # lib/lti/platform_storage.rb FORWARDING_TARGET
+    with DemoServer(state_dir, personality="canvas", storage_target=target) as server:
+        key = tool.register_with(server.platform)
+        link = server.platform.add_link(key.client_id, "Attention", score_maximum=10)
+        login = server.platform.launch("ali", link.id)
+        assert login.params["lti_storage_target"] == target
+        launch = server.platform.authorize(tool.auth_params(login.params))
+        assert launch.fields["lti_storage_target"] == target
+        platform_claim = launch.claims["https://purl.imsglobal.org/spec/lti/claim/tool_platform"]
+        assert platform_claim["product_family_code"] == "canvas"
+        assert platform_claim["version"] == "cloud"
