@@ -78,6 +78,10 @@ class Personality:
     # deployment is made when the admin installs), and Canvas takes a developer key's JSON
     # (lib/schemas/lti_configuration.rb) on its admin page.
     registration_deployment_id: bool = True
+    # Registration checks of app/models/lti/ims/registration.rb and
+    # lib/schemas/lti/ims/lti_tool_configuration.rb: `claims` and `messages` required, a
+    # `domain` without a scheme, unknown scopes refused ("Invalid scopes"); no same-domain rule.
+    canvas_registration_checks: bool = False
     developer_key_json: bool = False
     # Throttling (app/middleware/request_throttle.rb): X-Rate-Limit-Remaining on every service
     # answer, and, when a test asks for it, 403 text/plain "403 Forbidden (Rate Limit
@@ -107,6 +111,7 @@ CANVAS = Personality(
     canvas_launch=True,  # jwt_message.rb, lti_advantage_adapter.rb
     deep_linked_unpublished=True,  # concerns/deep_linking_modules.rb
     registration_deployment_id=False,  # dynamic_registration_controller.rb
+    canvas_registration_checks=True,  # lti/ims/registration.rb, lti_tool_configuration.rb
     developer_key_json=True,  # lib/schemas/lti_configuration.rb, lti_dev_key_config.md
     rate_limit_headers=True,  # app/middleware/request_throttle.rb
 )

@@ -274,8 +274,13 @@ def test_the_throttle_is_a_403_in_plain_text_per_client_id(
     assert post_score(canvas, column, score(timestamp=stamp(1)), bearer).status_code == 200
 
 
-def test_dynamic_registration_answers_no_deployment_id(canvas: DemoServer, tool: FakeTool) -> None:
+def test_dynamic_registration_answers_no_deployment_id(
+    canvas: DemoServer, tool: FakeTool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     tool.auth_url = canvas.platform.auth_url
+    known = f"{SCORE_SCOPE} {NRPS}"  # Canvas refuses unknown scopes (the fake tool sends one)
+    asked = FakeTool.registration_request
+    monkeypatch.setattr(tool, "registration_request", lambda **o: asked(tool, scope=known, **o))
     opened = requests.get(canvas.platform.start_registration(tool.register_url), timeout=10)
     assert opened.status_code == 200
     answer = tool.registrations[-1]
@@ -374,3 +379,28 @@ def test_with_platform_storage_the_login_and_the_launch_name_canvas_s_frame(
         platform_claim = launch.claims["https://purl.imsglobal.org/spec/lti/claim/tool_platform"]
         assert platform_claim["product_family_code"] == "canvas"
         assert platform_claim["version"] == "cloud"
+
+
+def test_registration_is_checked_as_canvas_s_model_checks_it(
+    canvas: DemoServer, tool: FakeTool
+) -> None:
+    config = "https://purl.imsglobal.org/spec/lti-tool-configuration"
+    request = tool.registration_request(scope=f"{SCORE_SCOPE} https://example.com/scope/x")
+    token = canvas.platform.start_registration(tool.register_url).rsplit("=", 1)[1]
+    answer = requests.post(
+        canvas.platform.registration_url,
+        json=request,
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=5,
+    )
+    assert answer.status_code == 422
+    assert answer.json()["errors"][0]["message"] == "Invalid scopes: https://example.com/scope/x"
+    no_claims = tool.registration_request()
+    del no_claims[config]["claims"]
+    refused = requests.post(
+        canvas.platform.registration_url,
+        json=no_claims,
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=5,
+    )
+    assert refused.status_code == 422 and "claims is required" in refused.text
