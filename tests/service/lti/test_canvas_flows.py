@@ -23,6 +23,8 @@ from service.store.models import Course, GradeSync, Membership, Platform, User, 
 from testkit.lms import Lms, answer, lms_with_a_worker, make_lms, register, signed_in_headers
 from testkit.waits import wait_for
 from tests.service.lti.test_flows import SEED, picker_form
+from tests.service.lti.test_results import teacher_url
+from tests.service.sessions import text_of
 from workers.syncing import Synced, sync_pair
 
 pytestmark = [pytest.mark.celery, pytest.mark.slow]
@@ -109,6 +111,10 @@ def test_a_deep_linked_assignment_starts_unpublished_and_its_score_fails_until_p
     assert failed.status == "failed" and failed.attempts == 1
     assert "unpublished" in failed.last_error and "publish it" in failed.last_error
     assert platform.scores() == []
+    # the teacher sees why on the lesson's page, in our words, not Canvas's
+    page = text_of(requests.get(teacher_url(canvas, link), timeout=30).text)
+    assert "the assignment is unpublished in the LMS: publish it there" in page
+    assert "This assignment is still unpublished" not in page
 
 
 def test_the_roster_is_read_across_canvas_pages(canvas):
