@@ -145,6 +145,16 @@ class DemoPlatform:
         self.records.put_tool(tool)
         return tool
 
+    def untick(self, client_id: str, *scopes: str) -> Tool:
+        """Take scopes off a tool, as a Canvas admin unticks them on the key's review page
+        (the registration's overlay `disabledScopes`, lti/ims/registration.rb)."""
+        tool = replace(
+            self.tool(client_id),
+            scopes=tuple(s for s in self.tool(client_id).scopes if s not in scopes),
+        )
+        self.records.put_tool(tool)
+        return tool
+
     def tool(self, client_id: str) -> Tool:
         """Return a registered tool; DemoError 404 if there is none."""
         tool = self.records.tool(client_id)

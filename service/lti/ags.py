@@ -25,7 +25,7 @@ from core.errors import GraderError
 from core.platforms import PlatformAway, Posted, ScorePost, ScoreRefused, ScoreUnwanted
 from core.syncs import held_post
 from service.lti import reviews
-from service.lti.services import AGS_SCOPES, CachingConnector, away, describe
+from service.lti.services import SCOPE_LINEITEM, SCOPE_SCORE, CachingConnector, away, describe
 from service.store import platform_rows
 from service.store.models import Platform
 
@@ -73,17 +73,26 @@ class AgsPoster:
             raise GraderError(f"platform {score_post.platform_id} is no longer registered")
         access = self._lti.access(platform)
         connector = CachingConnector(access, self._lti.tokens, self._lti.http)
-        service = AssignmentsGradesService(
-            connector,
-            {
-                "scope": cast(Any, list(AGS_SCOPES)),  # pylti1p3 types them as Literals
-                "lineitems": score_post.line_items_url,
-                "lineitem": score_post.line_item_url,
-            },
-        )
+
+        def service(scope: str) -> AssignmentsGradesService:
+            # One scope a token: Canvas grants all the scopes asked for or none
+            # (canvas/oauth/provider.rb valid_scopes?), so a key whose admin unticked results
+            # would otherwise take no score at all; Moodle grants what it can either way.
+            return AssignmentsGradesService(
+                connector,
+                {
+                    "scope": cast(Any, [scope]),  # pylti1p3 types them as Literals
+                    "lineitems": score_post.line_items_url,
+                    "lineitem": score_post.line_item_url,
+                },
+            )
+
         try:
-            line_item_url = score_post.line_item_url or self._create_line_item(service, score_post)
-            service.put_grade(self._grade(score_post, platform), LineItem({"id": line_item_url}))
+            line_item_url = score_post.line_item_url or self._create_line_item(
+                service(SCOPE_LINEITEM), score_post
+            )
+            grade = self._grade(score_post, platform)
+            service(SCOPE_SCORE).put_grade(grade, LineItem({"id": line_item_url}))
         except LtiServiceException as exc:
             status, text = exc.response.status_code, _words(exc.response.content)
             if status == HTTPStatus.CONFLICT or (

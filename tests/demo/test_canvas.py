@@ -404,3 +404,17 @@ def test_registration_is_checked_as_canvas_s_model_checks_it(
         timeout=5,
     )
     assert refused.status_code == 422 and "claims is required" in refused.text
+
+
+def test_a_scope_the_admin_unticked_fails_every_token_asking_for_it(
+    canvas: DemoServer, tool: FakeTool, key: Tool
+) -> None:
+    canvas.platform.untick(
+        key.client_id, "https://purl.imsglobal.org/spec/lti-ags/scope/result.readonly"
+    )
+    url = canvas.platform.token_url
+    refused = tool.token_request(url, ALL_AGS, tool.sign(tool.assertion_claims(url)))
+    assert refused.status_code == 400 and refused.json()["error"] == "invalid_scope"
+    assert refused.json()["error_description"].endswith("scope/result.readonly")
+    alone = tool.token_request(url, SCORE_SCOPE, tool.sign(tool.assertion_claims(url)))
+    assert alone.status_code == 200  # asked alone, the score scope is still granted

@@ -220,3 +220,27 @@ def test_a_score_stamped_before_the_one_canvas_holds_goes_again_a_second_later(t
         lms.demo.stop()
         server.stop()
         lms.store.dispose()
+
+
+def test_a_key_without_the_results_scope_still_takes_scores(tmp_path):
+    lms, server = make_lms(tmp_path, personality="canvas")
+    try:
+        # the admin unticked "results" on the key's review page: Canvas then refuses any
+        # token that asks for it, whatever else it asks for
+        lms.platform.untick(
+            lms.client_id, "https://purl.imsglobal.org/spec/lti-ags/scope/result.readonly"
+        )
+        link = lms.link(score=None)  # no column yet: the tool creates it, then scores
+        with requests.Session() as ali:
+            headers, placement_id = signed_in_headers(ali, lms, "ali", link)
+            assert answer(ali, lms, headers, placement_id).status_code == 201
+        with lms.store.session() as session:
+            user_id = session.scalar(select(User.id))
+        result = sync_pair(lms.store, lms.lti.catalog, AgsPoster(lms.lti), user_id, placement_id, 3)
+        assert result.outcome is Synced.SENT
+        [item] = lms.platform.lineitems_of(link)
+        assert lms.platform.scores(item.id)[0].body["scoreGiven"] == 1.0
+    finally:
+        lms.demo.stop()
+        server.stop()
+        lms.store.dispose()
