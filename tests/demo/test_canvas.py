@@ -418,3 +418,20 @@ def test_a_scope_the_admin_unticked_fails_every_token_asking_for_it(
     assert refused.json()["error_description"].endswith("scope/result.readonly")
     alone = tool.token_request(url, SCORE_SCOPE, tool.sign(tool.assertion_claims(url)))
     assert alone.status_code == 200  # asked alone, the score scope is still granted
+
+
+def test_publishing_and_the_throttle_are_set_over_the_admin_api(
+    canvas: DemoServer, column: LineItem, bearer: dict[str, str]
+) -> None:
+    publish = canvas.config.url("/admin/publish")
+    answer = requests.post(publish, json={"published": False, "lineitem_id": column.id}, timeout=5)
+    assert answer.status_code == 200
+    assert post_score(canvas, column, score(), bearer).status_code == 422
+    requests.post(publish, json={"published": True, "lineitem_id": column.id}, timeout=5)
+    assert post_score(canvas, column, score(), bearer).status_code == 200
+    assert requests.post(publish, json={"published": "no"}, timeout=5).status_code == 400
+    knobs = canvas.config.url("/admin/knobs")
+    throttle = {"throttle": 1, "client_id": column.client_id}
+    assert requests.post(knobs, json=throttle, timeout=5).status_code == 200
+    assert post_score(canvas, column, score(timestamp=stamp(1)), bearer).status_code == 403
+    assert post_score(canvas, column, score(timestamp=stamp(1)), bearer).status_code == 200
