@@ -12,10 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-CANVAS_ISSUER = "https://canvas.instructure.com"
-# lib/lti/platform_storage.rb: Lti::PlatformStorage::FORWARDING_TARGET
-CANVAS_STORAGE_TARGET = "post_message_forwarding"
-
 LmsName = Literal["moodle", "canvas", "brightspace", "blackboard", "sakai"]
 NAMES: tuple[LmsName, ...] = ("moodle", "canvas", "brightspace", "blackboard", "sakai")
 
@@ -100,7 +96,7 @@ MOODLE = Personality()
 CANVAS = Personality(
     name="canvas",
     product_family_code="canvas",  # jwt_message.rb add_tool_platform_claims!
-    issuer=CANVAS_ISSUER,  # lti_advantage_adapter.rb, registration.md
+    issuer="https://canvas.instructure.com",  # lti_advantage_adapter.rb, registration.md
     canvas_routes=True,  # authentication_controller.rb, lti/ims/*_controller.rb
     canvas_deployment_ids=True,  # context_external_tool.rb
     canvas_errors=True,  # concerns/lti_services.rb, application_controller.rb
