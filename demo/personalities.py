@@ -28,8 +28,8 @@ class Personality:
     product_family_code: str | None = None
 
     # --- Canvas (instructure/canvas-lms) -------------------------------------------------
-    # Every switch names the file of instructure/canvas-lms it was read from
-    # (/work/notes/issue31-research.md, section A; docs/canvas.md lists them).
+    # Every switch names the file of instructure/canvas-lms it was read from (docs/canvas.md
+    # lists each behaviour with its file and the test that checks it).
     # One issuer for every school (lti_advantage_adapter.rb, lti_iss); the school's own domain
     # (the demo's base URL) still serves every endpoint. None: the base URL is the issuer.
     issuer: str | None = None
