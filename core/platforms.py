@@ -50,6 +50,13 @@ class ScoreRefused(GraderError):
     """The LMS refused the score as no newer than the one it holds (HTTP 409 in Moodle)."""
 
 
+class ScoreUnwanted(GraderError):
+    """The LMS will not take this score as things stand there, however often it is sent:
+    Canvas's 422 for a user who is not a student (or a course that is unpublished), for an
+    unpublished assignment or for attempts used up. No retry: the sync fails at once, and
+    the teacher, told why, changes the LMS and resends."""
+
+
 class PlatformAway(GraderError):
     """The LMS did not take the request at all: the platform is away, not this score wrong."""
 

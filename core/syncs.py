@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from core.lesson_scores import LessonScore
-from core.platforms import Outage, PlatformAway, Posted, Probe, ScorePost, probing
+from core.platforms import Outage, PlatformAway, Posted, Probe, ScorePost, ScoreUnwanted, probing
 
 NO_LINE_ITEM = "the LMS gave no line item (nor a line items URL) for this placement"
 NO_POSTER = "no grade poster is configured"
@@ -265,4 +265,6 @@ def conclude(
     if isinstance(answer, PlatformAway):
         return Away(error, now)
     attempt = found.attempts + 1
+    if isinstance(answer, ScoreUnwanted):  # no attempt can help: failed until the teacher acts
+        return Failed(error, attempt, None, started)
     return Failed(error, attempt, None if attempt >= max_attempts else delay_s, started)

@@ -92,6 +92,11 @@ def run_launch(
         form = authorize(params)
     else:
         auth = session.get(location, allow_redirects=False, timeout=timeout)
+        for _ in range(3):  # Canvas's authorize_redirect sends the browser to the school's host
+            if auth.status_code not in REDIRECTS:
+                break
+            location = urljoin(auth.url, auth.headers["Location"])
+            auth = session.get(location, allow_redirects=False, timeout=timeout)
         if auth.status_code != 200:
             raise LaunchFlowError(f"the platform's /auth answered {auth.status_code}: {auth.text}")
         form = parse_form(auth.text, auth.url)

@@ -74,8 +74,9 @@ class DemoConfig:
 
     @property
     def issuer(self) -> str:
-        """Return the platform's issuer identifier (its base URL)."""
-        return self.base_url
+        """Return the platform's issuer identifier: its base URL, or the personality's shared
+        issuer (Canvas: https://canvas.instructure.com for every school)."""
+        return self.plays.issuer or self.base_url
 
     @property
     def mount_path(self) -> str:

@@ -30,6 +30,8 @@ class Knobs:
         self._plans: dict[str, _Failure] = {}
         self._down: tuple[float, int] | None = None  # (until, on time.monotonic; status)
         self.hits: Counter[str] = Counter()
+        # Canvas's throttle: client id (None: any) -> service requests still to answer 403
+        self._throttles: dict[str | None, int] = {}
 
     def fail(
         self,
@@ -56,9 +58,29 @@ class Knobs:
         with self._lock:
             self._down = (time.monotonic() + float(seconds), status)
 
-    def reset(self) -> None:
-        """Cancel every planned failure and outage, and zero the counters."""
+    def throttle(self, times: int = 1, client_id: str | None = None) -> None:
+        """Make the next `times` service requests (token, AGS, NRPS) of `client_id` (None:
+        of any client) meet Canvas's throttle: its bucket is per developer key, whatever the
+        course or school (request_throttle.rb lti_advantage_client_id_and_cluster)."""
+        if times < 0:
+            raise ValueError(f"times must be 0 or more, not {times}")
         with self._lock:
+            self._throttles[client_id] = times
+
+    def throttled(self, client_id: str) -> bool:
+        """Return whether this request of `client_id` is throttled (and count it off)."""
+        with self._lock:
+            for key in (client_id, None):
+                if self._throttles.get(key, 0) > 0:
+                    self._throttles[key] -= 1
+                    self.hits["throttled"] += 1
+                    return True
+        return False
+
+    def reset(self) -> None:
+        """Cancel every planned failure, throttle and outage, and zero the counters."""
+        with self._lock:
+            self._throttles.clear()
             self._plans.clear()
             self._down = None
             self.hits.clear()

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeGuard
 from urllib.parse import urlencode, urlsplit
 
+from demo import lms_canvas
 from demo.lms_errors import DemoError
 from demo.lms_models import COURSES, LineItem, Score
 from demo.tokens import Access
@@ -39,12 +40,29 @@ def to_json(platform: DemoPlatform, item: LineItem) -> dict[str, Any]:
         "endDateTime": item.end_date_time,
         "submissionReview": item.submission_review,
     }
+    if platform.config.plays.canvas_ags:
+        # line_items_serializer.rb: start/endDateTime are taken but not served back
+        optional.pop("startDateTime")
+        optional.pop("endDateTime")
     return out | {k: v for k, v in optional.items() if v is not None}
 
 
-def find(platform: DemoPlatform, access: Access, course_id: str, lineitem_id: int) -> LineItem:
-    """Return a line item of this course that belongs to the calling tool; 404 otherwise."""
+def find(
+    platform: DemoPlatform, access: Access, course_id: str, lineitem_id: int, own: bool = True
+) -> LineItem:
+    """Return a line item of this course that belongs to the calling tool; 404 otherwise.
+
+    Canvas (gradebook_services.rb) lets a tool score another tool's line item of a course it
+    is installed in (`own` False: scores, results); show/update/destroy answer 412.
+    """
+    canvas = platform.config.plays.canvas_ags
+    if canvas and course_id not in COURSES:
+        raise lms_canvas.render_error("Context is deleted or not found", 404)
     item = platform.records.lineitem(lineitem_id)
+    if canvas and item is not None and item.course_id == course_id:
+        if own and item.client_id != access.client_id:
+            raise lms_canvas.render_error("Tool does not have permission to view line_item")
+        return item
     if item is None or item.course_id != course_id or item.client_id != access.client_id:
         raise DemoError(404, f"no line item {lineitem_id} of this tool in course {course_id!r}")
     return item
@@ -60,8 +78,8 @@ def search(
     for param, attr in filters.items():
         if param in query:
             items = [i for i in items if getattr(i, attr) == query[param]]
-    if query.get("limit", "").isdigit():
-        items = items[: int(query["limit"])]
+    if query.get("limit", "").isdigit() and platform.config.plays.page_size is None:
+        items = items[: int(query["limit"])]  # Canvas pages by `limit` instead
     return items
 
 
@@ -79,6 +97,17 @@ def save(
         raise DemoError(415, f"Content-Type must be {LINEITEM_TYPE}, got {content_type!r}")
     if not isinstance(body, dict):
         raise DemoError(400, "the line item must be a JSON object")
+    if platform.config.plays.canvas_ags:
+        # Lti::LineItem validates score_maximum and label presence: save! -> 422 RecordInvalid
+        if body.get("scoreMaximum") is None:
+            raise lms_canvas.invalid("score_maximum", "can't be blank")
+        if not _number(body["scoreMaximum"]):
+            raise lms_canvas.invalid("score_maximum", "is not a number")
+        if not body.get("label"):
+            raise lms_canvas.invalid("label", "can't be blank")
+        link_id = body.get("resourceLinkId")
+        if link_id is not None and platform.records.link(str(link_id)) is None:
+            raise lms_canvas.not_found()
     maximum = body.get("scoreMaximum")
     if not _number(maximum) or maximum <= 0:
         raise DemoError(400, "scoreMaximum must be a number above 0")
@@ -149,6 +178,8 @@ def post_score(platform: DemoPlatform, item: LineItem, content_type: str, body: 
     A score whose timestamp is not a later whole second than the grade held is kept as
     refused and answered 409, as Moodle does.
     """
+    if platform.config.plays.canvas_ags:
+        return _canvas_score(platform, item, body if isinstance(body, dict) else {})
     if content_type != SCORE_TYPE:
         raise DemoError(415, f"Content-Type must be {SCORE_TYPE}, got {content_type!r}")
     if not isinstance(body, dict):
@@ -189,6 +220,8 @@ def results(
     only, with no resultScore, resultMaximum or timestamp.
     """
     url = platform.lineitem_url(item)
+    if platform.config.plays.canvas_ags and user_id is not None and not student(platform, user_id):
+        return []  # results_controller.rb#index: a non-student's results are an empty list
     cleared = platform.records.cleared(item.id)
     out = []
     for score in latest_scores(platform, item, user_id).values():
@@ -197,7 +230,7 @@ def results(
             "id": f"{url.split('?')[0]}/results/{score.user_id}",
             "userId": score.user_id,
         }
-        points = scaled(item, score)
+        points = scaled(item, score, platform.config.plays.canvas_ags)
         if score.user_id in cleared and cleared[score.user_id] >= score.received_at:
             points = None
         if points:
@@ -244,21 +277,21 @@ def latest_scores(
     return latest
 
 
-def given(score: Score) -> float | None:
+def given(score: Score, canvas: bool = False) -> float | None:
     """Return the points a score leaves in the gradebook: none unless it is FullyGraded.
 
     Moodle stores scoreGiven as null for any other gradingProgress, so a Pending score
     blanks the points an earlier score had put there.
     """
-    if score.body.get("gradingProgress") != "FullyGraded":
+    if score.body.get("gradingProgress") not in kept_under(canvas):
         return None
     value = score.body.get("scoreGiven")
     return None if value is None else float(value)
 
 
-def scaled(item: LineItem, score: Score) -> float | None:
+def scaled(item: LineItem, score: Score, canvas: bool = False) -> float | None:
     """Return a score's points on the line item's scale (as Moodle and Canvas show them)."""
-    points = given(score)
+    points = given(score, canvas)
     if points is None:
         return None
     return points * item.score_maximum / float(score.body["scoreMaximum"])
@@ -302,3 +335,105 @@ def _canvas_submission(ext: object) -> None:
             raise DemoError(400, f"{CANVAS_SUBMISSION}.{name} must be a string")
     if "submitted_at" in ext:
         _timestamp(ext["submitted_at"], f"{CANVAS_SUBMISSION}.submitted_at")
+
+
+def kept_under(canvas: bool) -> tuple[str, ...]:
+    """Return the gradingProgress values under which a score's points stand: Moodle's
+    FullyGraded only; Canvas's FullyGraded and PendingManual (Lti::Result::
+    ACCEPT_GIVEN_SCORE_TYPES, scores_controller.rb reset_score?)."""
+    return ("FullyGraded", "PendingManual") if canvas else ("FullyGraded",)
+
+
+def student(platform: DemoPlatform, user_id: str) -> bool:
+    """Return whether Canvas counts `user_id` a student of the course (course.rb
+    user_is_student?: an active student enrolment, in a course that is available)."""
+    user = platform.users.get(user_id)
+    return user is not None and not user.is_instructor and platform.course_published
+
+
+def attempts(platform: DemoPlatform, item: LineItem, user_id: str) -> int:
+    """Return how many submission attempts Canvas would have made of a user's scores: every
+    accepted score whose extension leaves new_submission unset or true and whose
+    submission_type is not "none" (scores_controller.rb new_submission?)."""
+    made = 0
+    for score in platform.records.scores(item.id, user_id):
+        ext = score.body.get(CANVAS_SUBMISSION) or {}
+        flag = ext.get("new_submission")
+        if score.applied and (flag is None or flag) and ext.get("submission_type") != "none":
+            made += 1
+    return made
+
+
+CANVAS_SUBMISSION_TYPES = (
+    "none",
+    "basic_lti_launch",
+    "online_text_entry",
+    "online_url",
+    "external_tool",
+    "online_upload",
+)
+
+
+def _canvas_score(platform: DemoPlatform, item: LineItem, body: dict[str, Any]) -> Score:
+    """Take a score as scores_controller.rb does, in its before_action order."""
+    user_id = body.get("userId")
+    # verify_user_in_context runs before verify_required_params: no userId is this 422 too
+    if not isinstance(user_id, str) or not student(platform, user_id):
+        raise lms_canvas.render_error(lms_canvas.NOT_A_STUDENT, 422)
+    for name in ("activityProgress", "gradingProgress", "timestamp"):  # REQUIRED_PARAMS
+        if body.get(name) in (None, ""):
+            raise lms_canvas.missing(name)
+    raw = str(body["timestamp"])
+    stamp = _parse(raw)
+    if stamp is None:
+        raise lms_canvas.render_error(f"Provided timestamp of {raw} not a valid timestamp", 400)
+    held = latest_scores(platform, item, user_id).get(user_id)
+    if held is not None:
+        before = _parse(str(held.body["timestamp"]))
+        if before is not None and before > stamp:  # an equal timestamp is accepted
+            raise lms_canvas.render_error(
+                f"Provided timestamp of {raw} before last updated timestamp of "
+                f"{before.isoformat(timespec='milliseconds')}",
+                400,
+            )
+    given_, maximum = body.get("scoreGiven"), body.get("scoreMaximum")
+    reset = body.get("gradingProgress") not in ("FullyGraded", "PendingManual") or given_ is None
+    if not reset:
+        if maximum is None:
+            raise lms_canvas.render_error("ScoreMaximum not supplied when ScoreGiven present.", 422)
+        if not _number(maximum) or maximum < 0:
+            raise lms_canvas.render_error("ScoreMaximum must be greater than or equal to 0", 422)
+        if maximum == 0 and item.score_maximum != 0:
+            raise lms_canvas.render_error("cannot be zero if line item's maximum is not zero", 422)
+        if not _number(given_) or given_ < 0:  # above the maximum is extra credit: taken
+            raise lms_canvas.render_error("ScoreGiven must be greater than or equal to 0", 422)
+    ext = body.get(CANVAS_SUBMISSION) or {}
+    if not isinstance(ext, dict):
+        ext = {}
+    submitted = ext.get("submitted_at")
+    if submitted is not None:
+        at = _parse(str(submitted))
+        if at is None:
+            raise lms_canvas.render_error(
+                f"Provided submitted_at timestamp of {submitted} not a valid timestamp", 400
+            )
+        if (at - datetime.now(UTC)).total_seconds() > 60:
+            raise lms_canvas.render_error(
+                f"Provided submitted_at timestamp of {submitted} in the future", 400
+            )
+    kind = ext.get("submission_type", "external_tool")
+    if kind not in CANVAS_SUBMISSION_TYPES:
+        raise lms_canvas.render_error(f"Invalid submission_type {kind}", 400)
+    if item.id in platform.unpublished:
+        # submission.rb can_autograde?: :unpublished -> save! raises RecordInvalid; the whole
+        # score is one transaction, so nothing is kept
+        raise lms_canvas.invalid("grade", lms_canvas.UNPUBLISHED)
+    return platform.records.add_score(item.id, user_id, body, whole=False)
+
+
+def _parse(value: str) -> datetime | None:
+    try:
+        stamp = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return stamp if stamp.tzinfo is not None else stamp.replace(tzinfo=UTC)

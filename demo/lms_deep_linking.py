@@ -80,21 +80,23 @@ def receive(platform: DemoPlatform, form: Mapping[str, str]) -> DeepLinkResult:
         links.append(link)
         spec = item.get("lineItem")
         if spec is not None:
-            lineitems.append(
-                platform.records.add_lineitem(
-                    LineItem(
-                        id=0,
-                        course_id=COURSE.id,
-                        client_id=tool.client_id,
-                        label=spec.get("label") or link.title,
-                        score_maximum=float(spec["scoreMaximum"]),
-                        resource_id=spec.get("resourceId"),
-                        tag=spec.get("tag"),
-                        resource_link_id=link.id,
-                        submission_review=spec.get("submissionReview"),
-                    )
+            made = platform.records.add_lineitem(
+                LineItem(
+                    id=0,
+                    course_id=COURSE.id,
+                    client_id=tool.client_id,
+                    label=spec.get("label") or link.title,
+                    score_maximum=float(spec["scoreMaximum"]),
+                    resource_id=spec.get("resourceId"),
+                    tag=spec.get("tag"),
+                    resource_link_id=link.id,
+                    submission_review=spec.get("submissionReview"),
                 )
             )
+            if platform.config.plays.deep_linked_unpublished:
+                # deep_linking_modules.rb create_update_assignment!: workflow_state unpublished
+                platform.unpublished.add(made.id)
+            lineitems.append(made)
     msg, errormsg = claims.get(DL + "msg"), claims.get(DL + "errormsg")
     return DeepLinkResult(links, lineitems, _text(msg), _text(errormsg))
 

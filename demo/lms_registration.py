@@ -6,6 +6,8 @@ import secrets
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+import requests
+
 from demo.lms_errors import DemoError
 from demo.lms_models import Tool
 from demo.tokens import ALL_SCOPES
@@ -16,6 +18,7 @@ if TYPE_CHECKING:
 
 TOOL_CONFIG = "https://purl.imsglobal.org/spec/lti-tool-configuration"
 MESSAGE_TYPES = ("LtiResourceLinkRequest", "LtiDeepLinkingRequest")
+CANVAS_CONFIG_URL = "https://canvas.instructure.com/lti/registration_config_url"
 
 
 def check_url(url: object, what: str) -> str:
@@ -58,6 +61,11 @@ def register_tool(
             400, "jwks must be a JSON key set {'keys': [...]}", "invalid_client_metadata"
         )
     uris = list(redirect_uris or dict.fromkeys([launch_url, deep_link_url or launch_url]))
+    if platform.config.plays.canvas_deployment_ids:
+        # a developer key's global id (10000000000001, ...) and a deployment id
+        # "<ContextExternalTool id>:<40 hex context opaque id>" (context_external_tool.rb)
+        client_id = client_id or str(10000000000000 + secrets.randbelow(10**6))
+        deployment_id = deployment_id or f"{secrets.randbelow(999) + 1}:{secrets.token_hex(20)}"
     tool = Tool(
         client_id=client_id or f"demo-{secrets.token_hex(6)}",
         deployment_id=deployment_id or f"1:{secrets.token_hex(6)}",
@@ -100,7 +108,9 @@ def complete_registration(
     token = token.strip()
     if scheme.lower() != "bearer" or platform.records.peek("registration", token) is None:
         raise DemoError(401, "registration token unknown, already used or expired", "invalid_token")
-    meta = _check_metadata(body)
+    if platform.config.plays.canvas_registration_checks:
+        _canvas_checks(body)
+    meta = _check_metadata(body, same_domain=not platform.config.plays.canvas_registration_checks)
     conf = meta[TOOL_CONFIG]
     messages = conf.get("messages", [])
     deep_link_url = next(
@@ -127,6 +137,16 @@ def complete_registration(
         custom=conf.get("custom_parameters") or {},
         active=platform.config.activate_registrations,
     )
+    if not platform.config.plays.registration_deployment_id:
+        # Canvas makes the deployment when the admin installs the key: the answer has no
+        # deployment_id, the tool meets it at the first launch (dynamic_registration_controller.rb)
+        config_url = platform.config.url(f"/api/lti/registrations/{tool.client_id}/view")
+        return {
+            **{k: v for k, v in meta.items() if k != TOOL_CONFIG},
+            "client_id": tool.client_id,
+            "scope": " ".join(tool.scopes),
+            TOOL_CONFIG: {**conf, CANVAS_CONFIG_URL: config_url},
+        }
     return {
         **{k: v for k, v in meta.items() if k != TOOL_CONFIG},
         "client_id": tool.client_id,
@@ -135,7 +155,7 @@ def complete_registration(
     }
 
 
-def _check_metadata(body: object) -> dict[str, Any]:
+def _check_metadata(body: object, same_domain: bool = True) -> dict[str, Any]:
     def refuse(message: str) -> DemoError:
         return DemoError(400, message, "invalid_client_metadata")
 
@@ -180,6 +200,123 @@ def _check_metadata(body: object) -> dict[str, Any]:
         ),
     ]
     for url, what in on_domain:
-        if urlsplit(check_url(url, what)).netloc.lower() != domain.lower():
+        if urlsplit(check_url(url, what)).netloc.lower() != domain.lower() and same_domain:
             raise refuse(f"{what} {url!r} is not on the tool's domain {domain!r}")
     return body
+
+
+# lib/schemas/lti_configuration.rb (Schemas::LtiConfiguration) and doc/api/lti_dev_key_config.md
+DEVELOPER_KEY_REQUIRED = ("title", "description", "target_link_uri", "oidc_initiation_url")
+CANVAS_PLATFORM = "canvas.instructure.com"
+PRIVACY_LEVELS = ("anonymous", "public", "name_only", "email_only")
+PLACEMENT_MESSAGES = ("LtiResourceLinkRequest", "LtiDeepLinkingRequest")
+
+
+def developer_key(
+    platform: DemoPlatform, url: object, json_config: object, redirect_uris: object
+) -> Tool:
+    """Make a developer key from a Canvas JSON configuration, turned ON and deployed.
+
+    The JSON is checked as Schemas::LtiConfiguration checks it; refusals are 422 with Canvas's
+    `{"errors": [...]}`. Redirect URIs are not part of the JSON: the admin types them (default:
+    the target_link_uri).
+    """
+    if json_config is None:
+        config = _fetch_config(check_url(url, "the JSON configuration URL"))
+    else:
+        config = json_config
+    problems = _config_problems(config)
+    if problems:
+        body = {"errors": [{"message": p} for p in problems]}
+        raise DemoError(422, "; ".join(problems), body=body)
+    assert isinstance(config, dict)
+    uris = redirect_uris or [config["target_link_uri"]]
+    if not isinstance(uris, list) or not all(isinstance(u, str) for u in uris):
+        raise DemoError(400, "redirect_uris must be a list of URLs")
+    placements = [p for e in config.get("extensions") or [] for p in e["settings"]["placements"]]
+    deep = next(
+        (
+            p.get("target_link_uri") or config["target_link_uri"]
+            for p in placements
+            if p.get("message_type") == "LtiDeepLinkingRequest"
+        ),
+        None,
+    )
+    return register_tool(
+        platform,
+        name=config["title"],
+        login_url=config["oidc_initiation_url"],
+        launch_url=config["target_link_uri"],
+        jwks_url=config.get("public_jwk_url"),
+        jwks={"keys": [config["public_jwk"]]} if config.get("public_jwk") else None,
+        redirect_uris=uris,
+        deep_link_url=deep,
+        scopes=[s for s in config.get("scopes") or [] if s in ALL_SCOPES],
+        custom={str(k): str(v) for k, v in (config.get("custom_fields") or {}).items()},
+    )
+
+
+def _fetch_config(url: str) -> object:
+    try:
+        answer = requests.get(url, timeout=10)
+        answer.raise_for_status()
+        return answer.json()
+    except (requests.RequestException, ValueError) as exc:
+        raise DemoError(422, f"the JSON configuration could not be read from {url}: {exc}") from exc
+
+
+def _config_problems(config: object) -> list[str]:
+    if not isinstance(config, dict):
+        return ["The JSON configuration must be an object"]
+    problems = [
+        f"The property '#/' did not contain a required property of '{name}'"
+        for name in DEVELOPER_KEY_REQUIRED
+        if not isinstance(config.get(name), str) or not config.get(name)
+    ]
+    if not config.get("public_jwk") and not config.get("public_jwk_url"):
+        problems.append("public_jwk or public_jwk_url is required")
+    scopes = config.get("scopes") or []
+    unknown = [s for s in scopes if s not in ALL_SCOPES] if isinstance(scopes, list) else scopes
+    if unknown:
+        problems.append(f"Invalid scopes: {unknown}")
+    extensions = config.get("extensions") or []
+    if not isinstance(extensions, list):
+        return [*problems, "extensions must be a list"]
+    for n, ext in enumerate(extensions):
+        if not isinstance(ext, dict) or ext.get("platform") != CANVAS_PLATFORM:
+            problems.append(f"extensions[{n}].platform must be {CANVAS_PLATFORM}")
+            continue
+        settings = ext.get("settings")
+        if not isinstance(settings, dict) or not isinstance(settings.get("placements"), list):
+            problems.append(f"extensions[{n}].settings did not contain 'placements'")
+            continue
+        if ext.get("privacy_level", "anonymous") not in PRIVACY_LEVELS:
+            problems.append(f"extensions[{n}].privacy_level must be one of {PRIVACY_LEVELS}")
+        for placement in settings["placements"]:
+            if not isinstance(placement, dict) or not placement.get("placement"):
+                problems.append(f"extensions[{n}]: a placement without a name")
+            elif placement.get("message_type", PLACEMENT_MESSAGES[0]) not in PLACEMENT_MESSAGES:
+                problems.append(f"extensions[{n}]: message_type of {placement['placement']}")
+    return problems
+
+
+def _canvas_checks(body: object) -> None:
+    """Refuse a registration as Lti::IMS::Registration's validations do (the body's exact
+    shape is not in Canvas's controller: RecordInvalid, so the A.0 422 `{"errors": [...]}`)."""
+    if not isinstance(body, dict):
+        return  # _check_metadata refuses it
+    problems = []
+    conf = body.get(TOOL_CONFIG)
+    if isinstance(conf, dict):
+        for name in ("claims", "messages", "domain"):
+            if name not in conf:
+                problems.append(f"{TOOL_CONFIG}.{name} is required")
+        if "://" in str(conf.get("domain", "")):
+            problems.append(f"{TOOL_CONFIG}.domain must be a host name, without a scheme")
+    scopes = [s for s in str(body.get("scope", "")).split() if s != "openid"]
+    unknown = [s for s in scopes if s not in ALL_SCOPES]
+    if unknown:
+        problems.append(f"Invalid scopes: {' '.join(unknown)}")
+    if problems:
+        body_out = {"errors": [{"field": "lti_registration", "message": p} for p in problems]}
+        raise DemoError(422, "; ".join(problems), body=body_out)

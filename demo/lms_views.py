@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Callable
 from dataclasses import asdict
-from typing import Any
+from typing import Any, TypeVar
+from urllib.parse import urlencode
 
-from flask import Blueprint, Response, jsonify, request
+from flask import Blueprint, Response, jsonify, redirect, request
 
-from demo import lms_ags, lms_registration, nrps, tokens
+from demo import lms_ags, lms_canvas, lms_registration, nrps, tokens
 from demo.lms_errors import DemoError
 from demo.platform import DemoPlatform
 from demo.tokens import LINEITEM, LINEITEM_READONLY, MEMBERSHIPS, RESULT_READONLY, SCORE
@@ -31,9 +34,14 @@ JSON_ENDPOINTS = {
     "admin_scores",
     "admin_clear",
     "admin_launch",
+    "admin_publish",
+    "admin_developer_keys",
     "openid_configuration",
     "jwks",
 }
+# The services Canvas throttles per client id and marks with X-Rate-Limit-Remaining.
+SERVICE_ENDPOINTS = {"token", "lineitems", "lineitem", "scores", "results", "memberships"}
+View = TypeVar("View", bound=Callable[..., Any])
 
 
 def typed(body: Any, media_type: str, status: int = 200) -> Response:
@@ -43,8 +51,53 @@ def typed(body: Any, media_type: str, status: int = 200) -> Response:
 
 def register_views(bp: Blueprint, platform: DemoPlatform) -> None:
     """Add the protocol endpoints to `bp`."""
+    plays = platform.config.plays
 
-    def knob(target: str) -> Response | None:
+    def route(demo_rule: str, canvas_rule: str, **options: Any) -> Callable[[View], View]:
+        """Serve a view at the demo's rule, or at Canvas's when the platform plays Canvas."""
+
+        def add(view: View) -> View:
+            rule = canvas_rule if plays.canvas_routes else demo_rule
+            bp.add_url_rule(rule, view_func=view, **options)
+            return view
+
+        return add
+
+    def service(view: View) -> View:
+        """Answer a refusal of an AGS/NRPS view in Canvas's shapes when playing Canvas."""
+
+        @functools.wraps(view)
+        def shaped(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return view(*args, **kwargs)
+            except DemoError as exc:
+                if plays.canvas_errors:
+                    raise lms_canvas.shaped(exc) from exc
+                raise
+
+        return shaped  # type: ignore[return-value]
+
+    @bp.after_request
+    def rate_limit_remaining(response: Response) -> Response:
+        # request_throttle.rb: every non-session answer tells what is left of the bucket
+        endpoint = (request.endpoint or "").rpartition(".")[2]
+        if plays.rate_limit_headers and endpoint in SERVICE_ENDPOINTS:
+            if "X-Rate-Limit-Remaining" not in response.headers:
+                response.headers["X-Request-Cost"] = "0.01"
+                response.headers["X-Rate-Limit-Remaining"] = f"{lms_canvas.HIGH_WATER_MARK:.1f}"
+        return response
+
+    def knob(target: str, client_id: str | None = None) -> Response | None:
+        if plays.rate_limit_headers and client_id and platform.knobs.throttled(client_id):
+            # request_throttle.rb rate_limit_exceeded: no Retry-After, no X-Request-Cost
+            return Response(
+                lms_canvas.THROTTLED,
+                status=403,
+                headers={
+                    "Content-Type": "text/plain; charset=utf-8",
+                    "X-Rate-Limit-Remaining": "0.0",
+                },
+            )
         failure = platform.knobs.take(target)
         if failure is None:
             return None
@@ -59,30 +112,42 @@ def register_views(bp: Blueprint, platform: DemoPlatform) -> None:
         except RecursionError:  # a JSON nested deeper than Python recurses: not a request
             return None
 
-    @bp.get("/.well-known/openid-configuration")
+    @route("/.well-known/openid-configuration", "/api/lti/security/openid-configuration")
     def openid_configuration() -> Response:
         return jsonify(platform.openid_configuration())
 
-    @bp.get("/jwks")
+    @route("/jwks", "/api/lti/security/jwks")
     def jwks() -> Response:
         return jsonify(platform.key.jwks())
 
-    @bp.route("/auth", methods=["GET", "POST"])
+    if plays.canvas_routes:
+
+        @bp.route("/api/lti/authorize_redirect", methods=["GET", "POST"])
+        def authorize_redirect() -> Response:
+            # authentication_controller.rb#authorize_redirect: the shared host sends the browser
+            # on to the school's domain (lti_message_hint's canvas_domain: here, the base URL)
+            params = request.form if request.method == "POST" else request.args
+            target = platform.config.url("/api/lti/authorize") + "?" + urlencode(params.to_dict())
+            return redirect(target, 302)  # type: ignore[return-value]
+
+    @route("/auth", "/api/lti/authorize", methods=["GET", "POST"])
     def auth() -> Response:
         params = request.form if request.method == "POST" else request.args
         post = platform.authorize(params.to_dict())
         return Response(post.html(), mimetype="text/html")
 
-    @bp.post("/token")
+    @route("/token", "/login/oauth2/token", methods=["POST"])
     def token() -> Response:
-        if failed := knob("token"):
+        assertion = request.form.get("client_assertion", "")
+        caller = tokens.client_of("Bearer " + assertion) if assertion else None
+        if failed := knob("token", caller):
             return failed
         answer = tokens.issue(platform, request.form.to_dict())
         response = Response(json.dumps(answer), mimetype=platform.config.token_content_type)
         response.headers["Cache-Control"] = "no-store"
         return response
 
-    @bp.post("/register")
+    @route("/register", "/api/lti/registrations", methods=["POST"])
     def register() -> Response:
         if request.mimetype != "application/json":
             raise DemoError(
@@ -93,24 +158,42 @@ def register_views(bp: Blueprint, platform: DemoPlatform) -> None:
         )
         return jsonify(answer)
 
-    @bp.route("/courses/<course_id>/lineitems", methods=["GET", "POST"])
+    @route(
+        "/courses/<course_id>/lineitems",
+        "/api/lti/courses/<course_id>/line_items",
+        methods=["GET", "POST"],
+    )
+    @service
     def lineitems(course_id: str) -> Response:
-        if failed := knob("ags"):
-            return failed
         auth = request.headers.get("Authorization")
+        if failed := knob("ags", tokens.client_of(auth)):
+            return failed
         if request.method == "GET":
             access = tokens.check(platform, auth, (LINEITEM, LINEITEM_READONLY))
             found = lms_ags.search(platform, access, course_id, request.args.to_dict())
-            return typed([lms_ags.to_json(platform, i) for i in found], lms_ags.CONTAINER_TYPE)
+            if plays.page_size is None:
+                listed = [lms_ags.to_json(platform, i) for i in found]
+                return typed(listed, lms_ags.CONTAINER_TYPE)
+            shown, link = lms_canvas.page(
+                found, request.base_url, request.args.to_dict(), plays.page_size, None
+            )
+            answer = typed([lms_ags.to_json(platform, i) for i in shown], lms_ags.CONTAINER_TYPE)
+            answer.headers["Link"] = link
+            return answer
         access = tokens.check(platform, auth, (LINEITEM,))
         item = lms_ags.save(platform, access, course_id, request.mimetype, body())
         return typed(lms_ags.to_json(platform, item), lms_ags.LINEITEM_TYPE, 201)
 
-    @bp.route("/courses/<course_id>/lineitems/<int:item_id>", methods=["GET", "PUT", "DELETE"])
+    @route(
+        "/courses/<course_id>/lineitems/<int:item_id>",
+        "/api/lti/courses/<course_id>/line_items/<int:item_id>",
+        methods=["GET", "PUT", "DELETE"],
+    )
+    @service
     def lineitem(course_id: str, item_id: int) -> Response:
-        if failed := knob("ags"):
-            return failed
         auth = request.headers.get("Authorization")
+        if failed := knob("ags", tokens.client_of(auth)):
+            return failed
         needs = (LINEITEM, LINEITEM_READONLY) if request.method == "GET" else (LINEITEM,)
         access = tokens.check(platform, auth, needs)
         item = lms_ags.find(platform, access, course_id, item_id)
@@ -121,23 +204,47 @@ def register_views(bp: Blueprint, platform: DemoPlatform) -> None:
             item = lms_ags.save(platform, access, course_id, request.mimetype, body(), item)
         return typed(lms_ags.to_json(platform, item), lms_ags.LINEITEM_TYPE)
 
-    @bp.post("/courses/<course_id>/lineitems/<int:item_id>/scores")
+    @route(
+        "/courses/<course_id>/lineitems/<int:item_id>/scores",
+        "/api/lti/courses/<course_id>/line_items/<int:item_id>/scores",
+        methods=["POST"],
+    )
+    @service
     def scores(course_id: str, item_id: int) -> Response:
-        if failed := knob("ags"):
+        auth = request.headers.get("Authorization")
+        if failed := knob("ags", tokens.client_of(auth)):
             return failed
-        access = tokens.check(platform, request.headers.get("Authorization"), (SCORE,))
-        item = lms_ags.find(platform, access, course_id, item_id)
+        access = tokens.check(platform, auth, (SCORE,))
+        item = lms_ags.find(platform, access, course_id, item_id, own=False)
         score = lms_ags.post_score(platform, item, request.mimetype, body())
         url = platform.lineitem_url(item).split("?")[0]
-        return jsonify({"resultUrl": f"{url}/results/{score.user_id}"})
+        result_url = f"{url}/results/{score.user_id}"
+        if plays.canvas_ags:
+            # scores_controller.rb#create: 200 under the score media type, on the school's host
+            answer = {"resultUrl": result_url, lms_ags.CANVAS_SUBMISSION: {"content_items": []}}
+            return typed(answer, lms_ags.SCORE_TYPE)
+        return jsonify({"resultUrl": result_url})
 
-    @bp.get("/courses/<course_id>/lineitems/<int:item_id>/results")
+    @route(
+        "/courses/<course_id>/lineitems/<int:item_id>/results",
+        "/api/lti/courses/<course_id>/line_items/<int:item_id>/results",
+        methods=["GET"],
+    )
+    @service
     def results(course_id: str, item_id: int) -> Response:
-        if failed := knob("results"):
+        auth = request.headers.get("Authorization")
+        if failed := knob("results", tokens.client_of(auth)):
             return failed
-        access = tokens.check(platform, request.headers.get("Authorization"), (RESULT_READONLY,))
-        item = lms_ags.find(platform, access, course_id, item_id)
+        access = tokens.check(platform, auth, (RESULT_READONLY,))
+        item = lms_ags.find(platform, access, course_id, item_id, own=False)
         found = lms_ags.results(platform, item, request.args.get("user_id"))
+        if plays.page_size is not None:
+            shown, header = lms_canvas.page(
+                found, request.base_url, request.args.to_dict(), plays.page_size, None
+            )
+            answer = typed(shown, lms_ags.RESULTS_TYPE)
+            answer.headers["Link"] = header
+            return answer
         page, link = lms_ags.page_of(
             found, request.url, request.args.to_dict(), platform.config.results_per_page
         )
@@ -147,13 +254,31 @@ def register_views(bp: Blueprint, platform: DemoPlatform) -> None:
             answer.headers["Link"] = link.encode().decode("latin-1")
         return answer
 
-    @bp.get("/courses/<course_id>/memberships")
+    @route(
+        "/courses/<course_id>/memberships",
+        "/api/lti/courses/<course_id>/names_and_roles",
+        methods=["GET"],
+    )
+    @service
     def memberships(course_id: str) -> Response:
-        if failed := knob("nrps"):
+        auth = request.headers.get("Authorization")
+        if failed := knob("nrps", tokens.client_of(auth)):
             return failed
-        access = tokens.check(platform, request.headers.get("Authorization"), (MEMBERSHIPS,))
+        access = tokens.check(platform, auth, (MEMBERSHIPS,))
         container = nrps.memberships(platform, access, course_id, request.args.to_dict())
-        return typed(container, nrps.MEMBERSHIPS_TYPE)
+        if plays.nrps_page_size is None:
+            return typed(container, nrps.MEMBERSHIPS_TYPE)
+        # names_and_roles_controller.rb: 50 a page at most, Api.paginate's Link
+        shown, header = lms_canvas.page(
+            container["members"],
+            request.base_url,
+            request.args.to_dict(),
+            plays.nrps_page_size,
+            plays.nrps_page_size,
+        )
+        answer = typed({**container, "id": request.url, "members": shown}, nrps.MEMBERSHIPS_TYPE)
+        answer.headers["Link"] = header
+        return answer
 
     # A local admin API, so a platform in another process (codeblanks dev) can be driven too.
     @bp.post("/admin/tools")
@@ -202,7 +327,9 @@ def register_views(bp: Blueprint, platform: DemoPlatform) -> None:
             if not isinstance(fields, dict):
                 raise DemoError(400, "send target, times, mode, delay_s (or down_s) as JSON")
             try:
-                if "down_s" in fields:  # {"down_s": 30, "status": 502}: down for a while
+                if "throttle" in fields:  # {"throttle": 3, "client_id": ...}: Canvas's 403
+                    platform.throttle(fields.pop("throttle"), **fields)
+                elif "down_s" in fields:  # {"down_s": 30, "status": 502}: down for a while
                     platform.down_for(fields.pop("down_s"), **fields)
                 else:
                     platform.fail(**fields)
@@ -234,3 +361,28 @@ def register_views(bp: Blueprint, platform: DemoPlatform) -> None:
         else:
             initiation = platform.deep_link(args.get("user", ""), args.get("client_id", ""), locale)
         return jsonify({"url": initiation.url, **asdict(initiation)})
+
+    @bp.post("/admin/publish")
+    def admin_publish() -> Response:
+        # {"published": false} unpublishes the course; with "lineitem_id", that assignment
+        fields = body()
+        if not isinstance(fields, dict) or not isinstance(fields.get("published"), bool):
+            raise DemoError(400, 'send {"published": true|false, "lineitem_id"?: N} as JSON')
+        item = fields.get("lineitem_id")
+        if item is not None and not isinstance(item, int):
+            raise DemoError(400, "lineitem_id must be a number")
+        platform.publish(fields["published"], item)
+        return jsonify({"published": fields["published"], "lineitem_id": item})
+
+    @bp.post("/admin/developer_keys")
+    def admin_developer_keys() -> tuple[Response, int]:
+        # Canvas's "+ LTI Key": {"url": <the tool's JSON URL>} or {"json": {...}}, and the
+        # redirect URIs the admin types in; the key is made, turned ON and deployed
+        fields = body()
+        if not isinstance(fields, dict):
+            raise DemoError(400, 'send {"url": ...} or {"json": {...}} (and "redirect_uris")')
+        tool = platform.developer_key(
+            url=fields.get("url"), json_config=fields.get("json"),
+            redirect_uris=fields.get("redirect_uris"),
+        )  # fmt: skip
+        return jsonify(asdict(tool)), 201

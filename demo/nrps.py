@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -51,4 +52,10 @@ def memberships(
         # The spec lets a filter name a role by full URI or by its short name.
         if role is None or role in (user.role, user.role.rsplit("#", 1)[-1])
     ]
+    if platform.config.plays.nrps_page_size is not None:
+        # names_and_roles_serializer.rb#member: lti11_legacy_user_id always, nil keys dropped
+        container["members"] = [
+            {**m, "lti11_legacy_user_id": hashlib.sha1(m["user_id"].encode()).hexdigest()}
+            for m in container["members"]
+        ]
     return container

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
@@ -108,6 +109,13 @@ def initiate(
     params = {k: v for k, v in parse_qsl(urlsplit(url).query) if k not in own}
     if platform.config.storage_target:
         params["lti_storage_target"] = platform.config.storage_target
+    if platform.config.plays.canvas_launch:
+        # lti_advantage_adapter.rb#login_request: deployment_id (not lti_deployment_id), and
+        # where the launch comes from; lti_storage_target only when config.storage_target asks
+        params.pop("lti_deployment_id", None)
+        params["deployment_id"] = tool.deployment_id
+        params["canvas_environment"] = "prod"
+        params["canvas_region"] = "not_configured"
     return LoginInitiation(tool.login_url, platform.config.login_method, params)
 
 
@@ -168,9 +176,11 @@ def authorize(
     for claim in presentation.values():  # Moodle and Canvas send the user's language
         claim["locale"] = str(hint.get("locale") or "en")
     data = launch.lti_launch()
-    return AutoPost(
-        data["launch_url"], {"id_token": data["id_token"], "state": data["state"]}, signed
-    )
+    fields = {"id_token": data["id_token"], "state": data["state"]}
+    if platform.config.plays.canvas_launch and platform.config.storage_target:
+        # authentication_controller.rb launch_parameters: the launch names the frame too
+        fields["lti_storage_target"] = platform.config.storage_target
+    return AutoPost(data["launch_url"], fields, signed)
 
 
 def _review_target(platform: DemoPlatform, user: User, link: Link | None, for_user: str) -> str:
@@ -233,7 +243,8 @@ def _assemble(
                 "guid": platform.issuer,
                 "name": "Codeblanks demo LMS",
                 "product_family_code": platform.config.product_family_code,
-                "version": "1.0",
+                # jwt_message.rb add_tool_platform_claims!: Canvas says "cloud"
+                "version": "cloud" if platform.config.plays.canvas_launch else "1.0",
             },
         }
     )
@@ -264,6 +275,8 @@ def _assemble(
         launch.set_extra_claims(claim)
     if MEMBERSHIPS in tool.scopes:
         launch.set_nrps(platform.memberships_url(course.id))
+    if platform.config.plays.canvas_launch:
+        _canvas_claims(launch, tool, user, link)
     if link is not None:
         launch.set_launch_url(link.url)
         launch.set_resource_link_claim(link.id, title=link.title)
@@ -280,3 +293,18 @@ def _assemble(
         extra_data=cast(Any, data),
     )
     return launch
+
+
+def _canvas_claims(launch: Launch, tool: Tool, user: User, link: Link | None) -> None:
+    """Add the claims Canvas's jwt_message.rb adds: azp, the LTI 1.1 user id, the lis claim,
+    the placement, and a one-hour id_token."""
+    launch.set_id_token_expiration(3600)  # jwt_message.rb: exp 1.hour.from_now
+    launch.set_extra_claims(
+        {
+            "azp": tool.client_id,
+            LTI + "lti11_legacy_user_id": hashlib.sha1(user.sub.encode()).hexdigest(),
+            LTI + "lis": {"person_sourcedid": None, "course_offering_sourcedid": None},
+            # the placement name; a plain module/assignment launch has none
+            "https://www.instructure.com/placement": None if link else "link_selection",
+        }
+    )

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 
 from flask import Blueprint, Response, redirect, render_template, request, url_for
 from werkzeug.wrappers import Response as BaseResponse
 
 from demo import lms_ags, lms_deep_linking
+from demo.lms_errors import DemoError
 from demo.lms_models import COURSE, STUDENTS, TEACHER, AutoPost, LoginInitiation
 from demo.platform import DemoPlatform
 
@@ -43,6 +45,7 @@ def language() -> str:
 
 def register_pages(bp: Blueprint, platform: DemoPlatform) -> None:
     """Add the browser pages to `bp`."""
+    canvas = platform.config.plays.canvas_ags
 
     @bp.context_processor
     def helpers() -> dict[str, object]:
@@ -50,8 +53,8 @@ def register_pages(bp: Blueprint, platform: DemoPlatform) -> None:
             "course": COURSE,
             "points": points,
             "when": when,
-            "scaled": lms_ags.scaled,
-            "given": lms_ags.given,
+            "scaled": lambda item, score: lms_ags.scaled(item, score, canvas),
+            "given": lambda score: lms_ags.given(score, canvas),
             "refusal": lms_ags.refusal,
             "lang": language(),
             "languages": LANGUAGES,
@@ -172,6 +175,22 @@ def register_pages(bp: Blueprint, platform: DemoPlatform) -> None:
             src=target,
             close_url=url_for(".course", lang=language()),
         )
+
+    @bp.post("/developer_keys")
+    def developer_key() -> BaseResponse:
+        # Canvas's "+ LTI Key" by Paste JSON or Enter URL (lti_dev_key_config.md); the key is
+        # saved ON and installed in the course, so its client and deployment ids show above
+        form = request.form
+        pasted = form.get("json", "").strip()
+        try:
+            config = json.loads(pasted) if pasted else None
+        except ValueError as exc:
+            raise DemoError(422, f"the JSON does not parse: {exc}") from exc
+        uris = [u.strip() for u in form.get("redirect_uris", "").splitlines() if u.strip()]
+        platform.developer_key(
+            url=form.get("url", "").strip() or None, json_config=config, redirect_uris=uris or None
+        )
+        return redirect(url_for(".course"), code=303)
 
     @bp.post("/tools/<client_id>/activate")
     def activate_tool(client_id: str) -> BaseResponse:

@@ -28,6 +28,61 @@ class Personality:
     product_family_code: str | None = None
 
     # --- Canvas (instructure/canvas-lms) -------------------------------------------------
+    # Every switch names the file of instructure/canvas-lms it was read from (docs/canvas.md
+    # lists each behaviour with its file and the test that checks it).
+    # One issuer for every school (lti_advantage_adapter.rb, lti_iss); the school's own domain
+    # (the demo's base URL) still serves every endpoint. None: the base URL is the issuer.
+    issuer: str | None = None
+    # Canvas's routes (config/routes.rb as its controllers are mounted): the auth request to
+    # /api/lti/authorize_redirect, which 302s to the school's /api/lti/authorize
+    # (authentication_controller.rb), the token at /login/oauth2/token, the keys at
+    # /api/lti/security/jwks, services under /api/lti/courses/:id/{line_items,names_and_roles}.
+    canvas_routes: bool = False
+    # Deployment ids "<ContextExternalTool id>:<40 hex context opaque id>"
+    # (context_external_tool.rb deployment_id).
+    canvas_deployment_ids: bool = False
+    # AGS/NRPS errors as concerns/lti_services.rb render_error ({"errors": {type, message}},
+    # 412 by default) and application_controller.rb api_error_json ({"errors": [{message}]});
+    # bearer-token refusals are all 401 (advantage_access_token.rb, "Insufficient permissions").
+    canvas_errors: bool = False
+    # Scores as scores_controller.rb takes them: 422 "User not found in course or is not a
+    # student" for a non-student or an unpublished course (course.rb user_is_student?), the
+    # array-bodied 422 of an unpublished assignment (submission.rb can_autograde?), progress
+    # values not checked, scoreGiven above the maximum allowed, a timestamp earlier than the
+    # result's 400 but an equal one accepted, 200 with the score media type and resultUrl;
+    # line items (line_items_controller.rb: 422 RecordInvalid bodies, no start/endDateTime
+    # served back) and results (results_controller.rb: [] for a non-student) likewise.
+    canvas_ags: bool = False
+    # Api.paginate (lib/api.rb): line items and results 10 a page by default, `limit` ->
+    # per_page, `Link` with rel="current",rel="next",rel="first",rel="last" joined by ","
+    # without a space. None: Moodle's (all at once, `limit`/`from`, a curly-quoted rel).
+    page_size: int | None = None
+    # NRPS members a page (memberships_provider.rb MAX_PAGE_SIZE, the default and the maximum).
+    nrps_page_size: int | None = None
+    # The token endpoint as oauth2_provider_controller.rb and canvas/oauth/provider.rb answer:
+    # every assertion failure 400 invalid_request, scopes all or nothing with Canvas's text,
+    # the access token's aud the token URL (client_credentials_provider.rb).
+    canvas_tokens: bool = False
+    # The launch as jwt_message.rb signs it (azp, lti11_legacy_user_id, the lis claim,
+    # https://www.instructure.com/placement, id_token 1 h) and lti_advantage_adapter.rb starts
+    # it (deployment_id, canvas_environment, canvas_region, lti_storage_target in the login).
+    canvas_launch: bool = False
+    # Deep linking: a lineItem makes an assignment that starts unpublished
+    # (concerns/deep_linking_modules.rb create_update_assignment!, workflow_state "unpublished").
+    deep_linked_unpublished: bool = False
+    # Dynamic registration answers no deployment_id (dynamic_registration_controller.rb: the
+    # deployment is made when the admin installs), and Canvas takes a developer key's JSON
+    # (lib/schemas/lti_configuration.rb) on its admin page.
+    registration_deployment_id: bool = True
+    # Registration checks of app/models/lti/ims/registration.rb and
+    # lib/schemas/lti/ims/lti_tool_configuration.rb: `claims` and `messages` required, a
+    # `domain` without a scheme, unknown scopes refused ("Invalid scopes"); no same-domain rule.
+    canvas_registration_checks: bool = False
+    developer_key_json: bool = False
+    # Throttling (app/middleware/request_throttle.rb): X-Rate-Limit-Remaining on every service
+    # answer, and, when a test asks for it, 403 text/plain "403 Forbidden (Rate Limit
+    # Exceeded)" per client id with no Retry-After.
+    rate_limit_headers: bool = False
 
     # --- Brightspace (D2L) ---------------------------------------------------------------
 
@@ -40,7 +95,21 @@ MOODLE = Personality()
 
 CANVAS = Personality(
     name="canvas",
-    product_family_code="canvas",
+    product_family_code="canvas",  # jwt_message.rb add_tool_platform_claims!
+    issuer="https://canvas.instructure.com",  # lti_advantage_adapter.rb, registration.md
+    canvas_routes=True,  # authentication_controller.rb, lti/ims/*_controller.rb
+    canvas_deployment_ids=True,  # context_external_tool.rb
+    canvas_errors=True,  # concerns/lti_services.rb, application_controller.rb
+    canvas_ags=True,  # scores_, line_items_, results_controller.rb, course.rb, submission.rb
+    page_size=10,  # lib/api.rb Api::PER_PAGE
+    nrps_page_size=50,  # providers/memberships_provider.rb MAX_PAGE_SIZE
+    canvas_tokens=True,  # oauth2_provider_controller.rb, canvas/oauth/provider.rb
+    canvas_launch=True,  # jwt_message.rb, lti_advantage_adapter.rb
+    deep_linked_unpublished=True,  # concerns/deep_linking_modules.rb
+    registration_deployment_id=False,  # dynamic_registration_controller.rb
+    canvas_registration_checks=True,  # lti/ims/registration.rb, lti_tool_configuration.rb
+    developer_key_json=True,  # lib/schemas/lti_configuration.rb, lti_dev_key_config.md
+    rate_limit_headers=True,  # app/middleware/request_throttle.rb
 )
 
 BRIGHTSPACE = Personality(

@@ -38,6 +38,10 @@ class DemoPlatform:
         self.records = Records(config.state_dir / "demo.sqlite3")
         self.knobs = Knobs()
         self.users: dict[str, User] = roster(config.learners)
+        # Canvas's publishing (tests set it): an unpublished course takes no scores (course.rb
+        # user_is_student? is false unless available?), nor does an unpublished assignment
+        self.course_published = True
+        self.unpublished: set[int] = set()
 
     # identity and URLs
     @property
@@ -45,30 +49,37 @@ class DemoPlatform:
         """Return the issuer (the base URL)."""
         return self.config.issuer
 
+    def _at(self, demo: str, canvas: str) -> str:
+        """Return one of the platform's own URLs, on Canvas's route when it plays Canvas."""
+        return self.config.url(canvas if self.config.plays.canvas_routes else demo)
+
     @property
     def auth_url(self) -> str:
-        """Return the OIDC authorization endpoint."""
-        return self.config.url("/auth")
+        """Return the OIDC authorization endpoint (Canvas: authorize_redirect, which sends the
+        browser on to the school's own /api/lti/authorize)."""
+        return self._at("/auth", "/api/lti/authorize_redirect")
 
     @property
     def token_url(self) -> str:
         """Return the token endpoint; it is also the only accepted client-assertion aud."""
-        return self.config.url("/token")
+        return self._at("/token", "/login/oauth2/token")
 
     @property
     def jwks_url(self) -> str:
         """Return the URL of the platform's public keys."""
-        return self.config.url("/jwks")
+        return self._at("/jwks", "/api/lti/security/jwks")
 
     @property
     def openid_config_url(self) -> str:
         """Return the URL of the platform's OpenID configuration."""
-        return self.config.url("/.well-known/openid-configuration")
+        return self._at(
+            "/.well-known/openid-configuration", "/api/lti/security/openid-configuration"
+        )
 
     @property
     def registration_url(self) -> str:
         """Return the dynamic registration endpoint tools POST to."""
-        return self.config.url("/register")
+        return self._at("/register", "/api/lti/registrations")
 
     def _service(self, path: str) -> str:
         query = self.config.service_url_query
@@ -76,14 +87,20 @@ class DemoPlatform:
 
     def lineitems_url(self, course_id: str) -> str:
         """Return a course's line item container URL."""
+        if self.config.plays.canvas_routes:
+            return self._service(f"/api/lti/courses/{course_id}/line_items")
         return self._service(f"/courses/{course_id}/lineitems")
 
     def lineitem_url(self, item: LineItem) -> str:
         """Return a line item's URL (its id)."""
+        if self.config.plays.canvas_routes:
+            return self._service(f"/api/lti/courses/{item.course_id}/line_items/{item.id}")
         return self._service(f"/courses/{item.course_id}/lineitems/{item.id}")
 
     def memberships_url(self, course_id: str) -> str:
         """Return a course's NRPS membership URL."""
+        if self.config.plays.canvas_routes:
+            return self._service(f"/api/lti/courses/{course_id}/names_and_roles")
         return self._service(f"/courses/{course_id}/memberships")
 
     def openid_configuration(self) -> dict[str, Any]:
@@ -125,6 +142,16 @@ class DemoPlatform:
     def activate(self, client_id: str) -> Tool:
         """Activate a tool left pending by dynamic registration."""
         tool = replace(self.tool(client_id), active=True)
+        self.records.put_tool(tool)
+        return tool
+
+    def untick(self, client_id: str, *scopes: str) -> Tool:
+        """Take scopes off a tool, as a Canvas admin unticks them on the key's review page
+        (the registration's overlay `disabledScopes`, lti/ims/registration.rb)."""
+        tool = replace(
+            self.tool(client_id),
+            scopes=tuple(s for s in self.tool(client_id).scopes if s not in scopes),
+        )
         self.records.put_tool(tool)
         return tool
 
@@ -258,6 +285,35 @@ class DemoPlatform:
     ) -> None:
         """Make the next `times` requests to 'token', 'ags', 'results' or 'nrps' fail or hang."""
         self.knobs.fail(target, times, mode, delay_s, status)
+
+    def throttle(self, times: int = 1, client_id: str | None = None) -> None:
+        """Answer the next `times` service requests of `client_id` (None: of any tool) with
+        Canvas's throttle, 403 text/plain (playing Canvas only)."""
+        self.knobs.throttle(times, client_id)
+
+    def publish(self, published: bool = True, lineitem_id: int | None = None) -> None:
+        """Publish or unpublish the course (lineitem_id None) or one assignment (its line
+        item), as a Canvas teacher does."""
+        if lineitem_id is None:
+            self.course_published = published
+            return
+        if self.records.lineitem(lineitem_id) is None:
+            raise DemoError(404, f"no line item {lineitem_id}")
+        if published:
+            self.unpublished.discard(lineitem_id)
+        else:
+            self.unpublished.add(lineitem_id)
+
+    def developer_key(
+        self,
+        *,
+        url: object = None,
+        json_config: object = None,
+        redirect_uris: object = None,
+    ) -> Tool:
+        """Make a Canvas developer key from a tool's JSON (given, or fetched from `url`), turn
+        it ON and deploy it in the course, as a Canvas admin does; return the tool."""
+        return lms_registration.developer_key(self, url, json_config, redirect_uris)
 
     def down_for(self, seconds: float, status: int = 502) -> None:
         """Answer every request of the tool's (token, AGS, NRPS) `status` for `seconds`."""

@@ -36,6 +36,8 @@ class Access:
 
 def issue(platform: DemoPlatform, form: Mapping[str, str]) -> dict[str, Any]:
     """Check a token request strictly and return the RFC 6749 token response."""
+    if platform.config.plays.canvas_tokens:
+        return _canvas_issue(platform, form)
     if form.get("grant_type") != "client_credentials":
         raise DemoError(400, "grant_type must be client_credentials", "unsupported_grant_type")
     if form.get("client_assertion_type") != JWT_BEARER:
@@ -93,6 +95,8 @@ def issue(platform: DemoPlatform, form: Mapping[str, str]) -> dict[str, Any]:
 
 def check(platform: DemoPlatform, authorization: str | None, any_of: tuple[str, ...]) -> Access:
     """Return the access of a bearer token that holds one of `any_of`; 401/403 otherwise."""
+    if platform.config.plays.canvas_tokens:
+        return _canvas_check(platform, authorization, any_of)
     scheme, _, token = (authorization or "").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise DemoError(
@@ -122,3 +126,99 @@ def check(platform: DemoPlatform, authorization: str | None, any_of: tuple[str, 
             "insufficient_scope",
         )
     return Access(tool.client_id, scopes)
+
+
+# Canvas: oauth2_provider_controller.rb#token, lib/canvas/oauth/provider.rb (valid_scopes?),
+# asymmetric_client_credentials_provider.rb, client_credentials_provider.rb (the token), and
+# lib/lti/ims/advantage_access_token.rb with concerns/lti_services.rb (checking it).
+CANVAS_INVALID_SCOPE = (
+    "A requested scope is invalid, unknown, malformed, or exceeds the scope granted by the "
+    "resource owner. The following scopes were requested, but not granted: "
+)
+
+
+def _canvas_issue(platform: DemoPlatform, form: Mapping[str, str]) -> dict[str, Any]:
+    if form.get("grant_type") != "client_credentials":
+        raise DemoError(
+            400,
+            "The grant_type you requested is not currently supported",
+            "unsupported_grant_type",
+        )
+    assertion = form.get("client_assertion", "")
+    if form.get("client_assertion_type") != JWT_BEARER or not assertion:
+        raise DemoError(400, "client_assertion is missing or of another type")
+    # every failure of the assertion is a 400 invalid_request; the jti is not checked
+    claims = assertions.peek(assertion)
+    client_id = str(claims.get("sub") or "")
+    tool = platform.records.tool(client_id)
+    if tool is None or not tool.active:
+        raise DemoError(400, "JWS signature invalid.")
+    try:
+        claims = assertions.verify(assertion, tool, platform.config.leeway_s)
+    except DemoError as exc:
+        raise DemoError(400, exc.message) from exc
+    missing = [c for c in ("sub", "aud", "exp", "iat", "jti", "iss") if c not in claims]
+    if missing:
+        raise DemoError(400, f"the following assertions are missing: {','.join(missing)}")
+    if not assertions.audience_includes(claims, platform.token_url):
+        raise DemoError(400, "the 'aud' is invalid")
+    requested = (form.get("scope") or form.get("scopes") or "").split()
+    refused = [s for s in requested if s not in tool.scopes]
+    if not requested or refused:  # all or nothing: no down-scoping
+        raise DemoError(400, CANVAS_INVALID_SCOPE + " ".join(refused), "invalid_scope")
+    now = int(time.time())
+    scope = " ".join(dict.fromkeys(requested))
+    token = platform.key.sign(
+        {
+            "iss": platform.issuer,
+            "aud": platform.token_url,  # the token URL of the host asked
+            "sub": client_id,
+            "scopes": scope,
+            "iat": now,
+            "exp": now + 3600,  # client_credentials_provider.rb: ttl 1.hour
+            "jti": uuid.uuid4().hex,
+        }
+    )
+    return {"access_token": token, "token_type": "Bearer", "expires_in": 3600, "scope": scope}
+
+
+def _canvas_check(
+    platform: DemoPlatform, authorization: str | None, any_of: tuple[str, ...]
+) -> Access:
+    scheme, _, token = (authorization or "").partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise DemoError(401, "Missing access token")
+    try:
+        claims = jwt.decode(
+            token.strip(),
+            platform.key.public_pem,
+            algorithms=["RS256"],
+            audience=platform.token_url,
+            issuer=platform.issuer,
+            options={"require": ["exp", "iat", "sub", "aud", "iss", "jti"]},
+        )
+    except jwt.ExpiredSignatureError as exc:
+        raise DemoError(401, "Access token expired") from exc
+    except jwt.InvalidSignatureError as exc:
+        raise DemoError(401, "Access token invalid - signature likely incorrect") from exc
+    except jwt.InvalidAudienceError as exc:
+        raise DemoError(401, "Invalid access token field/s: the 'aud' is invalid") from exc
+    except jwt.PyJWTError as exc:
+        raise DemoError(401, f"Invalid access token field/s: {exc}") from exc
+    tool = platform.records.tool(str(claims["sub"]))
+    if tool is None or not tool.active:
+        raise DemoError(401, "Unknown or inactive Developer Key")
+    scopes = frozenset(str(claims.get("scopes", "")).split())
+    if not scopes & set(any_of):
+        raise DemoError(401, "Insufficient permissions")
+    return Access(tool.client_id, scopes)
+
+
+def client_of(authorization: str | None) -> str | None:
+    """Return the client id a bearer token names, unverified (the throttle's bucket key)."""
+    _, _, token = (authorization or "").partition(" ")
+    try:
+        sub = jwt.decode(token.strip(), options={"verify_signature": False}).get("sub")
+    except jwt.PyJWTError:
+        return None
+    return sub if isinstance(sub, str) else None

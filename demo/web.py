@@ -24,6 +24,8 @@ def create_demo_blueprint(config: DemoConfig, platform: DemoPlatform | None = No
 
     @bp.errorhandler(DemoError)
     def refused(exc: DemoError) -> tuple[Response | str, int, dict[str, str]]:
+        if exc.body is not None:  # Canvas's own shapes (demo/lms_canvas.py)
+            return jsonify(exc.body), exc.status, {}
         headers = {}
         if exc.status == 401:
             headers["WWW-Authenticate"] = f'Bearer error="{exc.error}"'

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -78,6 +81,7 @@ def make_lms(
     settings_changes: dict[str, Any] | None = None,
     tool_host: str = "127.0.0.1",
     fake_celery: bool = False,
+    registration_by: str = "hand",
     **demo_config: Any,
 ) -> tuple[Lms, BackgroundServer]:
     """Start the tool and the demo LMS; the tool may reach the demo LMS and `allow` only.
@@ -86,6 +90,9 @@ def make_lms(
     The demo LMS serves on 127.0.0.1; a tool on another loopback address (`tool_host`
     127.0.0.2) is another site, a third party inside the LMS's iframe as in production.
     `fake_celery`: the tool sends through a testkit.celery.FakeCelery, which records.
+    `registration_by` "developer_key": as a Canvas admin, a developer key made from the
+    tool's /lti/config.json, then `codeblanks platforms add` (the demo must play Canvas:
+    `personality="canvas"`, passed on to the demo LMS like its other `demo_config`).
     """
     tool_server = BackgroundServer(host=tool_host)
     demo = DemoServer(tmp_path / "demo", tool_url=tool_server.url, **demo_config)
@@ -100,6 +107,8 @@ def make_lms(
     tool_server.mount(app)
     tool_server.start()
     demo.start()
+    if registration_by == "developer_key":
+        return register_developer_key(demo, app, tool_server.url), tool_server
     return register(demo, app, tool_server.url), tool_server
 
 
@@ -158,6 +167,36 @@ def register(demo: DemoServer, app: Flask, tool_url: str) -> Lms:
     )
     registration.add_platform(extensions.store(app), fields)
     return Lms(tool_url, app, demo, tool.client_id, tool.deployment_id)
+
+
+def register_developer_key(demo: DemoServer, app: Flask, tool_url: str) -> Lms:
+    """Register as a Canvas admin does: paste the tool's JSON URL into a new developer key
+    (which the demo turns ON and deploys), then `codeblanks platforms add` in a real process
+    with the client id, the deployment id and Canvas's endpoints (docs/canvas.md)."""
+    made = requests.post(
+        demo.config.url("/admin/developer_keys"),
+        json={"url": tool_url + "/lti/config.json", "redirect_uris": [tool_url + "/lti/launch"]},
+        timeout=30,
+    )
+    made.raise_for_status()
+    client_id, deployment_id = made.json()["client_id"], made.json()["deployment_id"]
+    platform = demo.platform
+    command = [
+        str(Path(sys.executable).parent / "codeblanks"),
+        "platforms", "add",
+        "--issuer", platform.issuer,
+        "--client-id", client_id,
+        "--deployment-id", deployment_id,
+        "--auth-login-url", platform.auth_url,
+        "--auth-token-url", platform.token_url,
+        "--key-set-url", platform.jwks_url,
+        "--name", "Our Canvas",
+    ]  # fmt: skip
+    env = {**os.environ, **Pipeline.env_of(extensions.settings(app))}
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    if done.returncode != 0:
+        raise RuntimeError(f"codeblanks platforms add failed: {done.stderr}")
+    return Lms(tool_url, app, demo, client_id, deployment_id)
 
 
 def signed_in_headers(

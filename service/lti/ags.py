@@ -4,7 +4,9 @@ Implements core.platforms.GradePoster. Scores go through pylti1p3's AGS service 
 LineItem and score URL handling, which keeps Moodle's `?type_id=N` query intact) over our
 CachingConnector (shared access tokens, timeouts). Timestamps go in whole seconds, the
 resolution Moodle compares them at; a 409 (a timestamp no later than the LMS's own) raises
-ScoreRefused, which workers.syncing answers with one re-post a second later; a platform that
+ScoreRefused (so does Canvas's 400 for a timestamp before its own), which workers.syncing
+answers with one re-post a second later; Canvas's 422s (not a student, an unpublished course
+or assignment) raise ScoreUnwanted, failed at once with our words for why; a platform that
 does not take the request at all (service.lti.services.away) raises PlatformAway, which
 makes its grades wait for it together.
 """
@@ -20,14 +22,39 @@ from pylti1p3.grade import Grade
 from pylti1p3.lineitem import LineItem
 
 from core.errors import GraderError
-from core.platforms import PlatformAway, Posted, ScorePost, ScoreRefused
+from core.platforms import PlatformAway, Posted, ScorePost, ScoreRefused, ScoreUnwanted
 from core.syncs import held_post
 from service.lti import reviews
-from service.lti.services import AGS_SCOPES, CachingConnector, away, describe
+from service.lti.services import SCOPE_LINEITEM, SCOPE_SCORE, CachingConnector, away, describe
 from service.store import platform_rows
 from service.store.models import Platform
 
 CANVAS_SUBMISSION = "https://canvas.instructure.com/lti/submission"
+# Canvas's refusals that no retry mends, each as its answer words it (matched, never shown)
+# and in our words, for the teacher: scores_controller.rb, course.rb user_is_student?,
+# submission.rb GRADE_STATUS_MESSAGES_MAP, gradebook_services.rb
+UNWANTED = (
+    (
+        "User not found in course or is not a student",
+        "the LMS takes grades of its students only: this person is not a student of the course"
+        " there, or the course is not published",
+    ),
+    (
+        "This assignment is still unpublished",
+        "the assignment is unpublished in the LMS: publish it there, then resend the grade",
+    ),
+    (
+        "maximum number of allowed attempts",
+        "the assignment's attempts are used up in the LMS: allow more there, then resend",
+    ),
+    (
+        "course has concluded",
+        "the course has concluded in the LMS: it takes no more grades",
+    ),
+)
+# Canvas's 400 for a timestamp earlier than the result it holds (scores_controller.rb
+# verify_valid_timestamp): the same as Moodle's 409, a post superseded
+SUPERSEDED = "before last updated timestamp"
 
 
 class AgsPoster:
@@ -46,21 +73,40 @@ class AgsPoster:
             raise GraderError(f"platform {score_post.platform_id} is no longer registered")
         access = self._lti.access(platform)
         connector = CachingConnector(access, self._lti.tokens, self._lti.http)
-        service = AssignmentsGradesService(
-            connector,
-            {
-                "scope": cast(Any, list(AGS_SCOPES)),  # pylti1p3 types them as Literals
-                "lineitems": score_post.line_items_url,
-                "lineitem": score_post.line_item_url,
-            },
-        )
+
+        def service(scope: str) -> AssignmentsGradesService:
+            # One scope a token: Canvas grants all the scopes asked for or none
+            # (canvas/oauth/provider.rb valid_scopes?), so a key whose admin unticked results
+            # would otherwise take no score at all; Moodle grants what it can either way.
+            return AssignmentsGradesService(
+                connector,
+                {
+                    "scope": cast(Any, [scope]),  # pylti1p3 types them as Literals
+                    "lineitems": score_post.line_items_url,
+                    "lineitem": score_post.line_item_url,
+                },
+            )
+
         try:
-            line_item_url = score_post.line_item_url or self._create_line_item(service, score_post)
-            service.put_grade(self._grade(score_post, platform), LineItem({"id": line_item_url}))
+            line_item_url = score_post.line_item_url or self._create_line_item(
+                service(SCOPE_LINEITEM), score_post
+            )
+            grade = self._grade(score_post, platform)
+            service(SCOPE_SCORE).put_grade(grade, LineItem({"id": line_item_url}))
         except LtiServiceException as exc:
-            if exc.response.status_code == HTTPStatus.CONFLICT:
-                # Moodle's answer to a timestamp no later, in whole seconds, than its own
+            status, text = exc.response.status_code, _words(exc.response.content)
+            if status == HTTPStatus.CONFLICT or (
+                status == HTTPStatus.BAD_REQUEST and SUPERSEDED in text
+            ):
+                # Moodle's answer to a timestamp no later, in whole seconds, than its own;
+                # Canvas's to one earlier than its own
                 raise ScoreRefused(f"the LMS refused the score: {describe(exc)}") from exc
+            if status == HTTPStatus.UNPROCESSABLE_ENTITY:
+                why = next((ours for theirs, ours in UNWANTED if theirs in text), None)
+                raise ScoreUnwanted(
+                    f"the LMS refused the score: {describe(exc)}"
+                    + (f": {why}" if why else " (it will not take it as it stands)")
+                ) from exc
             self._failed(exc, platform)
         except Exception as exc:  # noqa: BLE001  any failure of the LMS call is retried
             self._failed(exc, platform)
@@ -120,3 +166,8 @@ class AgsPoster:
                 }
             )
         return grade
+
+
+def _words(content: bytes) -> str:
+    """Return the start of an answer as text, only to match known refusals against."""
+    return content[:4000].decode("utf-8", "replace")
