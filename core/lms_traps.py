@@ -71,7 +71,6 @@ class Wire:
     family: str = ""  # product_family_code, from the registration or a launch; "" unknown
     seen: dict[str, Seen] = field(default_factory=dict)  # by step: token:score, score_post...
     granted: dict[str, bool] = field(default_factory=dict)  # scope (short name) -> granted
-    ags_together: bool | None = None  # the AGS scopes asked together, as grade posts ask them
     key_set_ok: bool | None = None
     launched: bool = False  # a course with a launch exists
     course_has_ags: bool | None = None  # its launches carried an AGS claim
@@ -148,11 +147,6 @@ def _scope_refused(scope: str) -> Callable[[Wire], bool]:
         return wire.granted.get(scope) is False
 
     return rule
-
-
-def _only_together(wire: Wire) -> bool:
-    """Score is granted alone, but the AGS set the grade posts ask for is refused."""
-    return wire.granted.get(SCORE) is True and wire.ags_together is False
 
 
 def _canvas_422(*texts: str) -> Callable[[Wire], bool]:
@@ -339,16 +333,6 @@ CATALOGUE: tuple[Trap, ...] = (
         _scope_refused(SCORE),
         lambda: say("This LMS granted no score scope: grades cannot be sent."),
         lambda: _scope_fixes(say("score")),
-    ),
-    Trap(
-        "ags_scopes_all_or_nothing",
-        True,
-        _only_together,
-        lambda: say(
-            "This LMS grants the score scope alone but refuses the grade scopes asked together "
-            "(one of them is off), and grades are sent with all of them: grades cannot be sent."
-        ),
-        lambda: _scope_fixes(say("line item and result")),
     ),
     Trap(
         "no_lineitem_scope",

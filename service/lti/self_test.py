@@ -175,12 +175,12 @@ class _Test:
         everything = [*AGS_SCOPES, SCOPE_NRPS]
         if self._token(connector, "token:all", everything):
             self.wire.granted = {SHORT[s]: True for s in everything}
-            self.wire.ags_together = True
             self.add(
                 "scopes", CheckStatus.OK, say("The LMS granted every scope the tool asks for.")
             )
             return
-        self.wire.ags_together = self._token(connector, "token:ags", list(AGS_SCOPES))
+        # Grades are sent with one scope a token (service.lti.ags), as Canvas grants all the
+        # scopes asked for or none: what matters is what each scope gets alone.
         for scope in everything:
             self.wire.granted[SHORT[scope]] = self._token(
                 connector, f"token:{SHORT[scope]}", [scope]
@@ -188,9 +188,7 @@ class _Test:
         refused = [name for name, ok in self.wire.granted.items() if not ok]
         self.add(
             "scopes",
-            CheckStatus.FAILED
-            if SCORE in refused or not self.wire.ags_together
-            else CheckStatus.WARNING,
+            CheckStatus.FAILED if SCORE in refused else CheckStatus.WARNING,
             say(
                 "The LMS refused a token for: {refused}. Granted alone: {granted}.",
                 refused=", ".join(refused) or "-",
@@ -261,11 +259,18 @@ class _Test:
                 say("The course's launches carry no grade service (AGS): nothing to test."),
             )
             return
-        if not self.wire.ags_together:
+        if not self.wire.granted.get(SCORE):
             self.add(
                 "line_item",
                 CheckStatus.FAILED,
-                say("No line item was tried: the grade scopes were not granted."),
+                say("No line item was tried: the score scope was not granted."),
+            )
+            return
+        if not self.wire.granted.get(LINEITEM):
+            self.add(
+                "line_item",
+                CheckStatus.WARNING,
+                say("No line item was tried: the line item scope was not granted."),
             )
             return
         item = self._create(connector, url)
@@ -284,7 +289,7 @@ class _Test:
         body = LineItem().set_label(LABEL).set_score_maximum(1).set_tag(tag).set_resource_id(tag)
         try:
             made = connector.make_service_request(
-                list(AGS_SCOPES),
+                [SCOPE_LINEITEM],
                 url,
                 is_post=True,
                 data=body.get_value(),
@@ -357,7 +362,7 @@ class _Test:
 
     def _delete(self, connector: CachingConnector, item: str) -> None:
         try:
-            token = connector.get_access_token(list(AGS_SCOPES))
+            token = connector.get_access_token([SCOPE_LINEITEM])
             answer = self.lti.http.delete(item, headers={"Authorization": f"Bearer {token}"})
             if not answer.ok:
                 raise LtiServiceException(answer)
