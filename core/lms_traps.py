@@ -130,9 +130,20 @@ DEVELOPER_KEY_TEXTS = ("invalid developer key", "unknown or inactive developer k
 
 
 def _client_refused(wire: Wire) -> bool:
-    """The token endpoint refuses the tool itself (401 / invalid_client), whatever the scope."""
+    """The token endpoint refuses the tool itself, whatever the scope: no scope is granted
+    and every refusal is a 4xx that is not about a scope (Moodle's 401 for a tool pending
+    activation, `invalid_client`, and Canvas's 400 "JWS signature invalid." for a key that
+    is OFF or deleted, oauth2_provider_controller.rb)."""
     met = wire.any_failed(*TOKEN_STEPS)
-    return bool(met) and all(s.status == 401 or s.error == "invalid_client" for s in met)
+    if not met or any(wire.granted.values()):
+        return False
+    return all(
+        s.status is not None
+        and 400 <= s.status < 500
+        and not s.throttled
+        and s.error != "invalid_scope"
+        for s in met
+    )
 
 
 def _developer_key_off(wire: Wire) -> bool:
