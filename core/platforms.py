@@ -36,6 +36,7 @@ class ScorePost:
     label: str = ""  # the lesson title
     comment: str = ""
     canvas: bool = False  # add Canvas's submission extension
+    placement_id: int = 0  # whose line item a made one becomes (the first made wins)
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,11 @@ class Posted:
 
 class ScoreRefused(GraderError):
     """The LMS refused the score as no newer than the one it holds (HTTP 409 in Moodle)."""
+
+
+class ScoresRefused(GraderError):
+    """The LMS grants this tool no score scope: no retry helps until its admin changes the
+    tool's registration there (a Sakai without both grade boxes ticked)."""
 
 
 class PlatformAway(GraderError):

@@ -15,7 +15,15 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from core.lesson_scores import LessonScore
-from core.platforms import Outage, PlatformAway, Posted, Probe, ScorePost, probing
+from core.platforms import (
+    Outage,
+    PlatformAway,
+    Posted,
+    Probe,
+    ScorePost,
+    ScoresRefused,
+    probing,
+)
 
 NO_LINE_ITEM = "the LMS gave no line item (nor a line items URL) for this placement"
 NO_POSTER = "no grade poster is configured"
@@ -195,6 +203,7 @@ def decide(found: Found, can_post: bool, now: datetime) -> Decision:
         # the teacher's comment goes with their score, else the automatic one: a later
         # automatic grade never replaces an override, nor its words
         comment=due.override_comment if due.override_comment is not None else due.comment,
+        placement_id=found.placement_id,
     )
     return Post(post, now + TURN, probe=due.outage is not None)
 
@@ -265,4 +274,6 @@ def conclude(
     if isinstance(answer, PlatformAway):
         return Away(error, now)
     attempt = found.attempts + 1
+    if isinstance(answer, ScoresRefused):  # hopeless until an admin acts: no retry
+        return Failed(error, attempt, None, started)
     return Failed(error, attempt, None if attempt >= max_attempts else delay_s, started)

@@ -74,8 +74,8 @@ class DemoConfig:
 
     @property
     def issuer(self) -> str:
-        """Return the platform's issuer identifier (its base URL)."""
-        return self.base_url
+        """Return the platform's issuer identifier: its base URL, or the LMS's one issuer."""
+        return self.plays.issuer or self.base_url
 
     @property
     def mount_path(self) -> str:

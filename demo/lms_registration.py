@@ -126,6 +126,7 @@ def complete_registration(
         scopes=granted,
         custom=conf.get("custom_parameters") or {},
         active=platform.config.activate_registrations,
+        deployment_id=platform.config.plays.registration_deployment_id,
     )
     return {
         **{k: v for k, v in meta.items() if k != TOOL_CONFIG},

@@ -50,7 +50,10 @@ def register_pages(bp: Blueprint, platform: DemoPlatform) -> None:
             "course": COURSE,
             "points": points,
             "when": when,
-            "scaled": lms_ags.scaled,
+            # the gradebook shows a Brightspace's clipped points, as its own does
+            "scaled": lambda item, score: lms_ags.scaled(
+                item, score, platform.config.plays.clip_scores
+            ),
             "given": lms_ags.given,
             "refusal": lms_ags.refusal,
             "lang": language(),

@@ -15,6 +15,7 @@ from demo.lms_keys import PlatformKey
 from demo.lms_models import (
     COURSE,
     AutoPost,
+    Checkboxes,
     LineItem,
     Link,
     LoginInitiation,
@@ -38,6 +39,7 @@ class DemoPlatform:
         self.records = Records(config.state_dir / "demo.sqlite3")
         self.knobs = Knobs()
         self.users: dict[str, User] = roster(config.learners)
+        self._boxes: dict[str, Checkboxes] = {}
 
     # identity and URLs
     @property
@@ -128,6 +130,17 @@ class DemoPlatform:
         self.records.put_tool(tool)
         return tool
 
+    def tick(self, client_id: str, *, outcomes: bool, lineitems: bool) -> Checkboxes:
+        """Set a tool's two Sakai checkboxes (return grades, create grade columns)."""
+        self.tool(client_id)
+        boxes = Checkboxes(outcomes=bool(outcomes), lineitems=bool(lineitems))
+        self._boxes[client_id] = boxes
+        return boxes
+
+    def checkboxes(self, client_id: str) -> Checkboxes:
+        """Return a tool's two Sakai checkboxes (both unticked until `tick`)."""
+        return self._boxes.get(client_id, Checkboxes())
+
     def tool(self, client_id: str) -> Tool:
         """Return a registered tool; DemoError 404 if there is none."""
         tool = self.records.tool(client_id)
@@ -149,7 +162,8 @@ class DemoPlatform:
         custom: dict[str, str] | None = None,
         score_maximum: float | None = None,
     ) -> Link:
-        """Place a tool's link in the course by hand, with a line item if given a maximum."""
+        """Place a tool's link in the course by hand, with a line item if given a maximum
+        (none in a Brightspace, whose links make no grade item: links_make_grade_items)."""
         tool = self.tool(client_id)
         link = Link(
             f"rl-{secrets.token_hex(6)}",
@@ -160,7 +174,7 @@ class DemoPlatform:
             dict(custom or {}),
         )
         self.records.put_link(link)
-        if score_maximum is not None:
+        if score_maximum is not None and self.config.plays.links_make_grade_items:
             self.records.add_lineitem(
                 LineItem(
                     0, COURSE.id, client_id, title, float(score_maximum), resource_link_id=link.id

@@ -28,9 +28,15 @@ def create_demo_blueprint(config: DemoConfig, platform: DemoPlatform | None = No
         if exc.status == 401:
             headers["WWW-Authenticate"] = f'Bearer error="{exc.error}"'
         endpoint = (request.endpoint or "").rpartition(".")[2]
+        plays = config.plays
         if endpoint in JSON_ENDPOINTS:
+            if plays.scope_error_header and exc.error == "invalid_scope":
+                # Sakai: {"error":"invalid_scope"} and the scope in a header (LTI13Util.return400)
+                headers[plays.scope_error_header] = exc.message
+                headers["Cache-Control"] = "no-store"
+                return jsonify({"error": exc.error}), 400, headers
             body = jsonify({"error": exc.error, "error_description": exc.message})
-            return body, exc.status, headers
+            return body, 400 if plays.errors_as_400 else exc.status, headers
         page = render_template(
             "demo/error.html", status=exc.status, message=exc.message, error=exc.error
         )
