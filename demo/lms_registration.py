@@ -78,6 +78,8 @@ def register_tool(
 
 def start_registration(platform: DemoPlatform, register_url: str) -> str:
     """Issue a one-time registration token; return the tool URL a browser must open."""
+    if not platform.config.plays.dynamic_registration:
+        raise DemoError(404, "this LMS registers tools by client id, not dynamically")
     check_url(register_url, "the tool's registration URL")
     token = secrets.token_urlsafe(24)
     platform.records.grant("registration", token, {}, platform.config.registration_token_lifetime_s)

@@ -85,6 +85,8 @@ def register_views(bp: Blueprint, platform: DemoPlatform) -> None:
 
     @bp.post("/register")
     def register() -> Response:
+        if not platform.config.plays.dynamic_registration:
+            raise DemoError(404, "this LMS registers tools by client id, not dynamically")
         if request.mimetype != "application/json":
             raise DemoError(
                 400, "the registration request must be application/json", "invalid_client_metadata"

@@ -50,6 +50,11 @@ class Personality:
     # (anthologydevdocs lti-subsystems/ags/03-working-with-grades.md). Moodle keeps the
     # user's result with blank points and needs scoreMaximum beside scoreGiven.
     scoreless_deletes: bool = False
+    # False: no dynamic registration; discovery names no registration_endpoint and /register
+    # answers 404. Learn's tools are registered once by their vendor on the developer portal,
+    # and each site's admin pastes the client id (anthologydevdocs
+    # 01-register-an-application.md; dynamic registration is not in those docs).
+    dynamic_registration: bool = True
 
     # --- Sakai ---------------------------------------------------------------------------
     # The scopes a launch's AGS claim lists; None: every AGS scope the tool was granted.
@@ -92,6 +97,7 @@ BLACKBOARD = Personality(
     product_family_code="BlackboardLearn",
     issuer="https://blackboard.com",  # anthologydevdocs 01-register-an-application.md
     scoreless_deletes=True,  # anthologydevdocs ags/03-working-with-grades.md
+    dynamic_registration=False,  # anthologydevdocs 01-register-an-application.md
 )
 
 SAKAI = Personality(

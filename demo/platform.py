@@ -90,7 +90,7 @@ class DemoPlatform:
 
     def openid_configuration(self) -> dict[str, Any]:
         """Return the platform's OpenID configuration with the LTI platform section."""
-        return {
+        found = {
             "issuer": self.issuer,
             "authorization_endpoint": self.auth_url,
             "token_endpoint": self.token_url,
@@ -114,6 +114,9 @@ class DemoPlatform:
                 "variables": list(oidc.VARIABLES),
             },
         }
+        if not self.config.plays.dynamic_registration:
+            del found["registration_endpoint"]
+        return found
 
     # registration
     def register_tool(self, **kwargs: Any) -> Tool:

@@ -25,6 +25,8 @@ def test_every_launch_and_discovery_name_the_one_issuer(demo: DemoServer, regist
     assert claims["iss"] == "https://blackboard.com" != demo.config.base_url
     found = requests.get(demo.platform.openid_config_url, timeout=5).json()
     assert found["issuer"] == "https://blackboard.com"
+    assert "registration_endpoint" not in found  # registered by client id only
+    assert requests.post(demo.config.url("/register"), json={}, timeout=5).status_code == 404
     family = claims["https://purl.imsglobal.org/spec/lti/claim/tool_platform"]
     assert family["product_family_code"] == "BlackboardLearn"
 
