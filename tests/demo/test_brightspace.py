@@ -45,7 +45,7 @@ def test_a_placed_link_launches_with_lineitems_but_no_lineitem(
 def test_a_line_item_posted_with_the_link_id_binds_it(
     demo: DemoServer, registered: Tool, auth: dict[str, str]
 ) -> None:
-    link = demo.platform.add_link(registered.client_id, "Attention")
+    link = demo.platform.add_link(registered.client_id, "Attention", score_maximum=10)
     made = post_item(
         demo, auth, {"label": "Attention", "scoreMaximum": 8, "resourceLinkId": link.id}
     )
@@ -87,3 +87,7 @@ def test_deep_linking_with_a_line_item_makes_the_grade_item(
     [link] = demo.platform.links()
     [made] = demo.platform.lineitems_of(link)
     assert isinstance(made, LineItem) and made.score_maximum == 8
+    claims = run_launch(requests.Session(), demo.platform.launch("ali", link.id)).form.claims
+    assert claims[AGS]["lineitem"] == demo.platform.lineitem_url(made)
+    family = claims["https://purl.imsglobal.org/spec/lti/claim/tool_platform"]
+    assert family["product_family_code"] == "desire2learn"

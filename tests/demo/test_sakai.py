@@ -66,6 +66,7 @@ def test_the_score_scope_needs_both_boxes(
 def test_both_boxes_grant_every_ags_scope(
     demo: DemoServer, registered: Tool, tool: FakeTool
 ) -> None:
+    assert ask(demo, tool, ALL_AGS).status_code == 400  # none until the admin ticks them
     tick(demo, registered.client_id, True, True)
     granted = ask(demo, tool, ALL_AGS)
     assert granted.status_code == 200, granted.text
