@@ -11,7 +11,6 @@ makes its grades wait for it together.
 
 from __future__ import annotations
 
-import logging
 from http import HTTPStatus
 from typing import Any, NoReturn, cast
 
@@ -23,21 +22,14 @@ from pylti1p3.lineitem import LineItem
 from core.errors import GraderError
 from core.platforms import PlatformAway, Posted, ScorePost, ScoreRefused, ScoresRefused
 from core.syncs import held_post
-from service.lti import reviews
+from service.lti import line_items, reviews
+from service.lti.line_items import NO_SCORE_SCOPE
 from service.lti.services import AGS_SCOPES, CachingConnector, away, describe, scope_refused
-from service.store import outbox, platform_rows
+from service.store import platform_rows
 from service.store.models import Platform
+from service.store.placement_rows import LineItemWanted
 
 CANVAS_SUBMISSION = "https://canvas.instructure.com/lti/submission"
-TAG = "codeblanks"  # the tag of every line item the tool makes
-# what a teacher reads when the LMS will take no score (words of the tool, never the LMS's)
-NO_SCORE_SCOPE = (
-    "this LMS grants the tool no score scope, so it cannot take grades; its admin must "
-    "allow the tool to send grades (in Sakai: tick both 'Allow External Tool to return "
-    "grades' and 'Allow External Tool to create grade columns'), then resend"
-)
-
-log = logging.getLogger(__name__)
 
 
 class AgsPoster:
@@ -92,38 +84,17 @@ class AgsPoster:
     def _create_line_item(
         self, service: AssignmentsGradesService, connector: CachingConnector, post: ScorePost
     ) -> str:
-        """Find or make the placement's line item, bound to its resource link and tagged.
-
-        A launch without a line item but with the line items URL (Brightspace's links, a
-        Blackboard link deep linked without one): the first post makes it. Two posts at once
-        may each make one; the store keeps the first (outbox.adopt_line_item), and the other
-        deletes its own, so the gradebook ends with one column and every score in it.
-        """
         if not post.line_items_url:
             raise GraderError("the launch gave neither a line item nor a line items URL")
-        item = service.find_or_create_lineitem(
-            LineItem()
-            .set_label(post.label)
-            .set_score_maximum(post.score.maximum)
-            .set_resource_id(post.resource_id)
-            .set_resource_link_id(post.resource_link_id)
-            .set_tag(TAG)
-            .set_submission_review(reviews.REVIEWABLE, reviews.LABEL, self._lti.review_url),
-            find_by="resource_link_id",
+        wanted = LineItemWanted(
+            post.placement_id,
+            post.platform_id,
+            post.line_items_url,
+            post.resource_link_id,
+            post.resource_id,
+            post.label,
         )
-        url = item.get_id()
-        if not url:
-            raise GraderError("the LMS made a line item without an id")
-        if not post.placement_id:
-            return str(url)
-        with self._lti.store.session() as session:
-            kept = outbox.adopt_line_item(session, post.placement_id, str(url))
-        if kept != url and item.get_tag() == TAG:
-            try:
-                connector.delete(str(url), AGS_SCOPES)
-            except Exception as exc:  # noqa: BLE001  the score still goes to the kept one
-                log.warning("could not delete a duplicate line item %s: %s", url, describe(exc))
-        return kept
+        return line_items.find_or_make(self._lti, connector, service, wanted, post.score.maximum)
 
     def _grade(self, post: ScorePost, platform: Platform) -> Grade:
         grade = (

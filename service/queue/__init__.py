@@ -46,6 +46,7 @@ class TaskName(enum.StrEnum):
     REFRESH_ROSTER = "codeblanks.refresh_roster"
     READ_RESULTS = "codeblanks.read_results"
     RUN_PRACTICE = "codeblanks.run_practice"
+    MAKE_LINE_ITEM = "codeblanks.make_line_item"
 
 
 class Order(enum.StrEnum):
@@ -96,7 +97,17 @@ class ResultsMessage:
     placement_id: int
 
 
-Message = GradeMessage | PracticeMessage | SyncMessage | RosterMessage | ResultsMessage
+@dataclass(frozen=True)
+class LineItemMessage:
+    """Make one placement's line item in the LMS (its launch gave none, but the line items
+    URL to make one at: a Brightspace link, a Blackboard link deep linked without one)."""
+
+    placement_id: int
+
+
+Message = (
+    GradeMessage | PracticeMessage | SyncMessage | RosterMessage | ResultsMessage | LineItemMessage
+)
 
 
 def send(celery_app: Celery, messages: Iterable[Message]) -> int:
@@ -115,6 +126,8 @@ def send(celery_app: Celery, messages: Iterable[Message]) -> int:
             sent += send_sync(celery_app, message)
         elif isinstance(message, RosterMessage):
             sent += send_roster_read(celery_app, message)
+        elif isinstance(message, LineItemMessage):
+            sent += send_line_item(celery_app, message)
         else:
             sent += send_results_read(celery_app, message)
     return sent
@@ -148,6 +161,12 @@ def send_roster_read(celery_app: Celery, message: RosterMessage) -> bool:
 def send_results_read(celery_app: Celery, message: ResultsMessage) -> bool:
     """Send a results read; return False (and log) if the broker is away."""
     return _send(celery_app, TaskName.READ_RESULTS, [message.placement_id], Queue.SYNC)
+
+
+def send_line_item(celery_app: Celery, message: LineItemMessage) -> bool:
+    """Send the making of a placement's line item; return False (and log) if the broker is
+    away (the placement's first grade post makes it then)."""
+    return _send(celery_app, TaskName.MAKE_LINE_ITEM, [message.placement_id], Queue.SYNC)
 
 
 def send_sweep(celery_app: Celery, expires_s: float) -> bool:

@@ -4,7 +4,7 @@ checkboxes; without both, the tool says plainly that this LMS cannot take grades
 import pytest
 import requests
 
-from service.lti.ags import NO_SCORE_SCOPE
+from service.lti.line_items import NO_SCORE_SCOPE
 from testkit.lms import lms_with_a_worker
 from tests.service.lti.lms_trials import (
     deep_link,
