@@ -51,7 +51,7 @@ class ScoreRefused(GraderError):
     """The LMS refused the score as no newer than the one it holds (HTTP 409 in Moodle)."""
 
 
-class ScoresRefused(GraderError):
+class NoScoreScope(GraderError):
     """The LMS grants this tool no score scope: no retry helps until its admin changes the
     tool's registration there (a Sakai without both grade boxes ticked)."""
 

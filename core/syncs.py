@@ -16,12 +16,12 @@ from datetime import datetime, timedelta
 
 from core.lesson_scores import LessonScore
 from core.platforms import (
+    NoScoreScope,
     Outage,
     PlatformAway,
     Posted,
     Probe,
     ScorePost,
-    ScoresRefused,
     probing,
 )
 
@@ -274,6 +274,6 @@ def conclude(
     if isinstance(answer, PlatformAway):
         return Away(error, now)
     attempt = found.attempts + 1
-    if isinstance(answer, ScoresRefused):  # hopeless until an admin acts: no retry
+    if isinstance(answer, NoScoreScope):  # hopeless until an admin acts: no retry
         return Failed(error, attempt, None, started)
     return Failed(error, attempt, None if attempt >= max_attempts else delay_s, started)

@@ -20,7 +20,7 @@ from celery import Task, shared_task
 from sqlalchemy.exc import DBAPIError
 
 from core.errors import GraderError
-from core.platforms import ScoresRefused
+from core.platforms import NoScoreScope
 from service import logs
 from service.lti import line_items
 from service.lti.results import ResultsRead, read_results
@@ -180,7 +180,7 @@ def make_line_item(self: Task, placement_id: int) -> LineItemMade:
     def make() -> LineItemMade:
         try:
             made = line_items.make(WorkerContext.of(self.app).lti, placement_id)
-        except ScoresRefused:
+        except NoScoreScope:
             return LineItemMade.REFUSED
         return LineItemMade.NOT_WANTED if made is None else LineItemMade.MADE
 

@@ -20,7 +20,7 @@ from pylti1p3.grade import Grade
 from pylti1p3.lineitem import LineItem
 
 from core.errors import GraderError
-from core.platforms import PlatformAway, Posted, ScorePost, ScoreRefused, ScoresRefused
+from core.platforms import NoScoreScope, PlatformAway, Posted, ScorePost, ScoreRefused
 from core.syncs import held_post
 from service.lti import line_items, reviews
 from service.lti.line_items import NO_SCORE_SCOPE
@@ -74,7 +74,7 @@ class AgsPoster:
     def _failed(self, exc: Exception, platform: Platform) -> NoReturn:
         why = describe(exc)
         if scope_refused(exc):
-            raise ScoresRefused(NO_SCORE_SCOPE) from exc
+            raise NoScoreScope(NO_SCORE_SCOPE) from exc
         if "401" in why:
             self._lti.tokens.forget(platform.id)
         if away(exc):

@@ -20,7 +20,7 @@ from pylti1p3.assignments_grades import AssignmentsGradesService
 from pylti1p3.lineitem import LineItem
 
 from core.errors import GraderError
-from core.platforms import ScoresRefused
+from core.platforms import NoScoreScope
 from service.lti import reviews
 from service.lti.services import AGS_SCOPES, CachingConnector, describe, scope_refused
 from service.queue import LineItemMessage, send_line_item
@@ -53,7 +53,7 @@ def ask_to_make(store: Store, celery_app: Celery, placement_id: int) -> bool:
 def make(lti: LtiContext, placement_id: int) -> str | None:
     """Find or make the placement's line item in its LMS; return its URL (None: not wanted).
 
-    Raise ScoresRefused when the LMS grants no line item scope, GraderError when it fails.
+    Raise NoScoreScope when the LMS grants no line item scope, GraderError when it fails.
     """
     wanted = placement_rows.line_item_wanted(lti.store, placement_id)
     if wanted is None:
@@ -74,7 +74,7 @@ def make(lti: LtiContext, placement_id: int) -> str | None:
         raise
     except Exception as exc:  # noqa: BLE001  any failure of the LMS call: the task retries
         if scope_refused(exc):
-            raise ScoresRefused(NO_SCORE_SCOPE) from exc
+            raise NoScoreScope(NO_SCORE_SCOPE) from exc
         raise GraderError(f"the LMS did not make the line item: {describe(exc)}") from exc
 
 

@@ -2,6 +2,7 @@
 the tool makes one (only one, however many students post at once) and grades go there."""
 
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
@@ -13,6 +14,7 @@ from core.platforms import ScorePost
 from service.lti.ags import AgsPoster
 from service.store.models import utcnow
 from testkit.lms import lms_with_a_worker, make_lms, signed_in_headers
+from testkit.stacks import poll
 from tests.service.lti.lms_trials import (
     SEED,
     deep_link,
@@ -50,6 +52,28 @@ def test_the_whole_flow_makes_the_grade_item_the_link_lacks(lms):
     assert score.lineitem_id == made.id
     assert (made.resource_link_id, made.tag, made.score_maximum) == (placed.id, "codeblanks", 8.0)
     assert line_item_of(lms, placement_id) == lms.platform.lineitem_url(made)
+
+
+def test_launches_make_the_grade_item_before_anyone_hands_in(lms):
+    placed = lms.link(title="By hand", score=8.0)
+
+    def launch(who):
+        with requests.Session() as browser:
+            return signed_in_headers(browser, lms, who, placed)[1]
+
+    with ThreadPoolExecutor(2) as pool:  # two students open it at once
+        placement_id, same = pool.map(launch, ["ali", "berna"])
+    assert placement_id == same
+    poll(
+        lambda: (len(lms.platform.lineitems_of(placed)), line_item_of(lms, placement_id)),
+        lambda found: found[0] == 1 and found[1] is not None,
+        "the line item made at launch",
+    )
+    time.sleep(1)  # a second maker, had there been one, deletes its own by now
+    [made] = lms.platform.lineitems_of(placed)
+    assert line_item_of(lms, placement_id) == lms.platform.lineitem_url(made)
+    assert (made.resource_link_id, made.score_maximum) == (placed.id, 8.0)
+    assert lms.platform.scores() == []  # made before any grade
 
 
 def test_two_posts_at_once_leave_one_line_item_with_both_scores(tmp_path):
