@@ -11,6 +11,10 @@ from demo.pages import register_pages
 from demo.platform import DemoPlatform
 
 EXTENSION = "codeblanks_demo"
+# what a tool calls (not the admin API): where an LMS's own error statuses apply
+SERVICE_ENDPOINTS = {
+    "token", "register", "lineitems", "lineitem", "scores", "results", "memberships"
+}  # fmt: skip
 
 
 def create_demo_blueprint(config: DemoConfig, platform: DemoPlatform | None = None) -> Blueprint:
@@ -36,7 +40,8 @@ def create_demo_blueprint(config: DemoConfig, platform: DemoPlatform | None = No
                 headers["Cache-Control"] = "no-store"
                 return jsonify({"error": exc.error}), 400, headers
             body = jsonify({"error": exc.error, "error_description": exc.message})
-            return body, 400 if plays.errors_as_400 else exc.status, headers
+            as_400 = plays.errors_as_400 and endpoint in SERVICE_ENDPOINTS
+            return body, 400 if as_400 else exc.status, headers
         page = render_template(
             "demo/error.html", status=exc.status, message=exc.message, error=exc.error
         )
