@@ -254,7 +254,9 @@ class LeasedWork:
         with store.session() as session:
             return changed(session, self._renew, {**self.fence(held), "until": until}) == 1
 
-    def release(self, store: Store, held: Claim, now: datetime, problem: str | None = None) -> bool:
+    def release(
+        self, store: Store, held: Claim, now: datetime, problem: str | None = None
+    ) -> bool:
         """Give the work back to its queue (the grader failed; it will be tried again); False
         when the claim no longer holds.
 

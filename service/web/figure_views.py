@@ -32,10 +32,8 @@ def figure(figure_id: int) -> Response:
     """Answer a figure's PNG to its author or a teacher of its course; 404 to anyone else."""
     found = figure_rows.find(extensions.store(), figure_id)
     user = current_user()
-    if (
-        found is None
-        or user is None
-        or not (found.user_id == user.user_id or user.teaches(found.course_id))
+    if found is None or user is None or not (
+        found.user_id == user.user_id or user.teaches(found.course_id)
     ):
         raise Refused(404, "unknown_figure", say("There is no such figure of yours."))
     response = Response(found.png, mimetype="image/png")

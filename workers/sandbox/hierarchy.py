@@ -71,10 +71,8 @@ def find(root: Path = ROOT, self_cgroup: str | None = None) -> Home:
         parents = {c: base / PREFIX for c, base in roots.items()}
         return Home(1, parents or {"pids": root / "pids" / PREFIX}, f"/{PREFIX}", problem=problem)
     mine = own(root, self_cgroup)
-    if (
-        mine is not None
-        and mine.name == LEAF
-        and ((mine.parent / PREFIX).is_dir() or delegated(mine.parent))
+    if mine is not None and mine.name == LEAF and (
+        (mine.parent / PREFIX).is_dir() or delegated(mine.parent)
     ):  # settled: by an earlier worker, or by this one just now (before its runs' parent)
         return _v2_home(root, mine.parent, delegated=True, settled=True)
     if mine is not None and mine != root and delegated(mine):
