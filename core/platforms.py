@@ -36,6 +36,7 @@ class ScorePost:
     label: str = ""  # the lesson title
     comment: str = ""
     canvas: bool = False  # add Canvas's submission extension
+    placement_id: int = 0  # whose line item a made one becomes (the first made wins)
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,11 @@ class ScoreUnwanted(GraderError):
     Canvas's 422 for a user who is not a student (or a course that is unpublished), for an
     unpublished assignment or for attempts used up. No retry: the sync fails at once, and
     the teacher, told why, changes the LMS and resends."""
+
+
+class NoScoreScope(ScoreUnwanted):
+    """The LMS grants this tool no score scope: no retry helps until its admin changes the
+    tool's registration there (a Sakai without both grade boxes ticked)."""
 
 
 class PlatformAway(GraderError):

@@ -195,6 +195,7 @@ def decide(found: Found, can_post: bool, now: datetime) -> Decision:
         # the teacher's comment goes with their score, else the automatic one: a later
         # automatic grade never replaces an override, nor its words
         comment=due.override_comment if due.override_comment is not None else due.comment,
+        placement_id=found.placement_id,
     )
     return Post(post, now + TURN, probe=due.outage is not None)
 
@@ -265,6 +266,7 @@ def conclude(
     if isinstance(answer, PlatformAway):
         return Away(error, now)
     attempt = found.attempts + 1
-    if isinstance(answer, ScoreUnwanted):  # no attempt can help: failed until the teacher acts
+    # no attempt can help (Canvas's 422s, no score scope): failed until the teacher or admin acts
+    if isinstance(answer, ScoreUnwanted):
         return Failed(error, attempt, None, started)
     return Failed(error, attempt, None if attempt >= max_attempts else delay_s, started)

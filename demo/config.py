@@ -74,8 +74,8 @@ class DemoConfig:
 
     @property
     def issuer(self) -> str:
-        """Return the platform's issuer identifier: its base URL, or the personality's shared
-        issuer (Canvas: https://canvas.instructure.com for every school)."""
+        """Return the platform's issuer identifier: its base URL, or the LMS's one issuer
+        (Canvas: https://canvas.instructure.com, Blackboard: https://blackboard.com)."""
         return self.plays.issuer or self.base_url
 
     @property

@@ -11,6 +11,7 @@ from urllib.parse import urlencode, urlsplit
 from demo import lms_canvas
 from demo.lms_errors import DemoError
 from demo.lms_models import COURSES, LineItem, Score
+from demo.personalities import MOODLE, Personality
 from demo.tokens import Access
 
 if TYPE_CHECKING:
@@ -193,12 +194,16 @@ def post_score(platform: DemoPlatform, item: LineItem, content_type: str, body: 
         raise DemoError(400, f"gradingProgress must be one of {', '.join(GRADING)}")
     _timestamp(body.get("timestamp"), "timestamp")
     given, maximum = body.get("scoreGiven"), body.get("scoreMaximum")
+    plays = platform.config.plays
     if maximum is not None and (not _number(maximum) or maximum <= 0):
         raise DemoError(400, "scoreMaximum must be a number above 0")
     if given is not None:
+        if maximum is None and plays.scoreless_deletes:
+            maximum = item.score_maximum  # Blackboard: the column's own maximum applies
         if maximum is None:
             raise DemoError(400, "scoreMaximum is required with scoreGiven")
-        if not _number(given) or not _number(maximum) or not 0 <= given <= maximum:
+        top = math.inf if plays.clip_scores else maximum  # Brightspace clips, later
+        if not _number(given) or not _number(maximum) or not 0 <= given <= top:
             raise DemoError(400, f"scoreGiven must be a number from 0 to scoreMaximum ({maximum})")
     if body.get("comment") is not None and not isinstance(body["comment"], str):
         raise DemoError(400, "comment must be a string")
@@ -230,7 +235,7 @@ def results(
             "id": f"{url.split('?')[0]}/results/{score.user_id}",
             "userId": score.user_id,
         }
-        points = scaled(item, score, platform.config.plays.canvas_ags)
+        points = scaled(item, score, platform.config.plays)
         if score.user_id in cleared and cleared[score.user_id] >= score.received_at:
             points = None
         if points:
@@ -269,11 +274,17 @@ def page_of(
 def latest_scores(
     platform: DemoPlatform, item: LineItem, user_id: str | None = None
 ) -> dict[str, Score]:
-    """Return each user's latest applied score of a line item."""
+    """Return each user's latest applied score of a line item.
+
+    In a Blackboard a score without scoreGiven deletes the grade: its user has none.
+    """
     latest: dict[str, Score] = {}
+    deletes = platform.config.plays.scoreless_deletes
     for score in platform.records.scores(item.id, user_id):
         if score.applied:
             latest[score.user_id] = score  # scores come oldest first
+            if deletes and score.body.get("scoreGiven") is None:
+                del latest[score.user_id]
     return latest
 
 
@@ -289,12 +300,17 @@ def given(score: Score, canvas: bool = False) -> float | None:
     return None if value is None else float(value)
 
 
-def scaled(item: LineItem, score: Score, canvas: bool = False) -> float | None:
-    """Return a score's points on the line item's scale (as Moodle and Canvas show them)."""
-    points = given(score, canvas)
+def scaled(item: LineItem, score: Score, plays: Personality = MOODLE) -> float | None:
+    """Return a score's points on the line item's scale (as Moodle and Canvas show them).
+
+    A Brightspace's are no more than the item's maximum (Personality.clip_scores). A score
+    without scoreMaximum (a Blackboard's) is on the item's own scale.
+    """
+    points = given(score, plays.canvas_ags)
     if points is None:
         return None
-    return points * item.score_maximum / float(score.body["scoreMaximum"])
+    points *= item.score_maximum / float(score.body.get("scoreMaximum") or item.score_maximum)
+    return min(points, item.score_maximum) if plays.clip_scores else points
 
 
 def refusal(score: Score) -> str:

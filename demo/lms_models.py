@@ -83,6 +83,15 @@ class Tool:
 
 
 @dataclass(frozen=True)
+class Checkboxes:
+    """A Sakai admin's two boxes for one tool (Personality.scope_checkboxes); both start
+    unticked, as on Sakai's "Install LTI 1.x Tool" form (lti/docs/TSUGI.md)."""
+
+    outcomes: bool = False  # "Allow External Tool to return grades" (allowoutcomes)
+    lineitems: bool = False  # "Allow External Tool to create grade columns" (allowlineitems)
+
+
+@dataclass(frozen=True)
 class Link:
     """A resource link (placement) of a tool in a course."""
 

@@ -86,6 +86,8 @@ def register_tool(
 
 def start_registration(platform: DemoPlatform, register_url: str) -> str:
     """Issue a one-time registration token; return the tool URL a browser must open."""
+    if not platform.config.plays.dynamic_registration:
+        raise DemoError(404, "this LMS registers tools by client id, not dynamically")
     check_url(register_url, "the tool's registration URL")
     token = secrets.token_urlsafe(24)
     platform.records.grant("registration", token, {}, platform.config.registration_token_lifetime_s)
@@ -136,8 +138,9 @@ def complete_registration(
         scopes=granted,
         custom=conf.get("custom_parameters") or {},
         active=platform.config.activate_registrations,
+        deployment_id=platform.config.plays.registration_deployment_id,
     )
-    if not platform.config.plays.registration_deployment_id:
+    if not platform.config.plays.registration_answers_deployment:
         # Canvas makes the deployment when the admin installs the key: the answer has no
         # deployment_id, the tool meets it at the first launch (dynamic_registration_controller.rb)
         config_url = platform.config.url(f"/api/lti/registrations/{tool.client_id}/view")

@@ -27,6 +27,7 @@ JSON_ENDPOINTS = {
     "memberships",
     "admin_tools",
     "admin_activate",
+    "admin_checkboxes",
     "admin_links",
     "admin_link_list",
     "admin_registrations",
@@ -149,6 +150,8 @@ def register_views(bp: Blueprint, platform: DemoPlatform) -> None:
 
     @route("/register", "/api/lti/registrations", methods=["POST"])
     def register() -> Response:
+        if not platform.config.plays.dynamic_registration:
+            raise DemoError(404, "this LMS registers tools by client id, not dynamically")
         if request.mimetype != "application/json":
             raise DemoError(
                 400, "the registration request must be application/json", "invalid_client_metadata"
@@ -295,6 +298,16 @@ def register_views(bp: Blueprint, platform: DemoPlatform) -> None:
     @bp.post("/admin/tools/<client_id>/activate")
     def admin_activate(client_id: str) -> Response:
         return jsonify(asdict(platform.activate(client_id)))
+
+    @bp.post("/admin/tools/<client_id>/checkboxes")
+    def admin_checkboxes(client_id: str) -> Response:
+        fields = body()
+        if not isinstance(fields, dict) or not all(
+            isinstance(fields.get(k), bool) for k in ("outcomes", "lineitems")
+        ):
+            raise DemoError(400, 'send {"outcomes": true|false, "lineitems": true|false}')
+        boxes = platform.tick(client_id, outcomes=fields["outcomes"], lineitems=fields["lineitems"])
+        return jsonify(asdict(boxes))
 
     @bp.post("/admin/registrations")
     def admin_registrations() -> tuple[Response, int]:

@@ -264,6 +264,9 @@ def _assemble(
             {k: (values.get(v[1:]) or v) if v.startswith("$") else v for k, v in custom.items()}
         )
     scopes = [s for s in AGS_SCOPES if s in tool.scopes]
+    boxes = platform.checkboxes(tool.client_id)
+    if platform.config.plays.scope_checkboxes and not (boxes.outcomes or boxes.lineitems):
+        scopes = []  # a Sakai tool allowed neither: no AGS claim
     if scopes:
         items = platform.lineitems_of(link) if link else []
         item = items[0] if items else None
@@ -272,6 +275,11 @@ def _assemble(
             platform.lineitem_url(item) if item else None,
         ).get_lti_ags_launch_claim()
         claim[AGS_CLAIM]["scope"] = scopes  # the library narrows them; Moodle sends all four
+        if platform.config.plays.launch_scopes is not None:
+            claim[AGS_CLAIM]["scope"] = list(platform.config.plays.launch_scopes)
+        if platform.config.plays.scope_checkboxes and not boxes.outcomes:
+            # Sakai: the URLs only with "return grades" ticked (SakaiBLTIUtil.java)
+            claim[AGS_CLAIM] = {"scope": claim[AGS_CLAIM]["scope"]}
         launch.set_extra_claims(claim)
     if MEMBERSHIPS in tool.scopes:
         launch.set_nrps(platform.memberships_url(course.id))

@@ -53,7 +53,8 @@ def register_pages(bp: Blueprint, platform: DemoPlatform) -> None:
             "course": COURSE,
             "points": points,
             "when": when,
-            "scaled": lambda item, score: lms_ags.scaled(item, score, canvas),
+            # a Brightspace's clipped points, as its own gradebook shows them
+            "scaled": lambda item, score: lms_ags.scaled(item, score, platform.config.plays),
             "given": lambda score: lms_ags.given(score, canvas),
             "refusal": lms_ags.refusal,
             "lang": language(),

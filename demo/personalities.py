@@ -30,8 +30,9 @@ class Personality:
     # --- Canvas (instructure/canvas-lms) -------------------------------------------------
     # Every switch names the file of instructure/canvas-lms it was read from (docs/canvas.md
     # lists each behaviour with its file and the test that checks it).
-    # One issuer for every school (lti_advantage_adapter.rb, lti_iss); the school's own domain
-    # (the demo's base URL) still serves every endpoint. None: the base URL is the issuer.
+    # One issuer for every school (lti_advantage_adapter.rb, lti_iss; Blackboard's too); the
+    # school's own domain (the demo's base URL) still serves every endpoint. None: the base
+    # URL is the issuer, as Moodle's wwwroot.
     issuer: str | None = None
     # Canvas's routes (config/routes.rb as its controllers are mounted): the auth request to
     # /api/lti/authorize_redirect, which 302s to the school's /api/lti/authorize
@@ -73,7 +74,7 @@ class Personality:
     # Dynamic registration answers no deployment_id (dynamic_registration_controller.rb: the
     # deployment is made when the admin installs), and Canvas takes a developer key's JSON
     # (lib/schemas/lti_configuration.rb) on its admin page.
-    registration_deployment_id: bool = True
+    registration_answers_deployment: bool = True
     # Registration checks of app/models/lti/ims/registration.rb and
     # lib/schemas/lti/ims/lti_tool_configuration.rb: `claims` and `messages` required, a
     # `domain` without a scheme, unknown scopes refused ("Invalid scopes"); no same-domain rule.
@@ -85,10 +86,51 @@ class Personality:
     rate_limit_headers: bool = False
 
     # --- Brightspace (D2L) ---------------------------------------------------------------
+    # False: a link placed in a course makes no grade item, so its launches carry the AGS
+    # claim with `lineitems` but no `lineitem` until the tool POSTs one with its
+    # resourceLinkId (or deep linking sent a `lineItem`). "In LTI1.3 the container is not
+    # created" (hypothesis/lms PR #4726); D2L KB 18094 (the tool creates its own grade items).
+    links_make_grade_items: bool = True
+    # True: a score above the grade item's maximum is taken (200) and shown as the maximum
+    # ("The maximum allowable score ... appears in the grade book", D2L KB 23752); Moodle's
+    # demo refuses scoreGiven above scoreMaximum with a 400.
+    clip_scores: bool = False
 
     # --- Blackboard Learn ----------------------------------------------------------------
+    # The one issuer of every Learn site ("Issuer - is always https://blackboard.com",
+    # blackboard/anthologydevdocs docs/blackboard/lti/1.3/01-register-an-application.md):
+    # `issuer` above, as Canvas's.
+    # True: a score without scoreGiven deletes the user's grade (their result is gone), and
+    # scoreGiven may come without scoreMaximum (the item's own maximum applies)
+    # (anthologydevdocs lti-subsystems/ags/03-working-with-grades.md). Moodle keeps the
+    # user's result with blank points and needs scoreMaximum beside scoreGiven.
+    scoreless_deletes: bool = False
+    # False: no dynamic registration; discovery names no registration_endpoint and /register
+    # answers 404. Learn's tools are registered once by their vendor on the developer portal,
+    # and each site's admin pastes the client id (anthologydevdocs
+    # 01-register-an-application.md; dynamic registration is not in those docs).
+    dynamic_registration: bool = True
 
     # --- Sakai ---------------------------------------------------------------------------
+    # The scopes a launch's AGS claim lists; None: every AGS scope the tool was granted.
+    # Sakai lists only `lineitem`, whatever it will grant (SakaiBLTIUtil.java:
+    # `endpoint.scope = [Endpoint.SCOPE_LINEITEM]`; pylti1.3#116).
+    launch_scopes: tuple[str, ...] | None = None
+    # True: the tool's two admin checkboxes decide what it gets (DemoPlatform.tick):
+    # "Allow External Tool to return grades" (allowoutcomes) puts `lineitem`/`lineitems` in
+    # the launch and, with "Allow External Tool to create grade columns" (allowlineitems),
+    # lets the token endpoint grant `score` and `result.readonly`; `lineitem` needs
+    # allowlineitems; NRPS needs allowoutcomes (LTI13Servlet.java token handler).
+    scope_checkboxes: bool = False
+    # True: every refusal of the token and service endpoints is a 400 ("Everything is 400;
+    # Sakai sends no 422/404", LTI13Servlet#handleLineItemScore, LTI13Util.return400).
+    errors_as_400: bool = False
+    # The header naming the refused scope beside a 400 invalid_scope (Sakai's
+    # `X-Tsugi-LTI13-Error-Detail`, LTI13Util.return400). None: no such header.
+    scope_error_header: str | None = None
+    # The deployment id dynamic registration answers in lti-tool-configuration (Sakai "1",
+    # LTI13Servlet#handleRegistrationEndpointPost, lti/docs/TSUGI.md). None: a fresh one.
+    registration_deployment_id: str | None = None
 
 
 MOODLE = Personality()
@@ -106,7 +148,7 @@ CANVAS = Personality(
     canvas_tokens=True,  # oauth2_provider_controller.rb, canvas/oauth/provider.rb
     canvas_launch=True,  # jwt_message.rb, lti_advantage_adapter.rb
     deep_linked_unpublished=True,  # concerns/deep_linking_modules.rb
-    registration_deployment_id=False,  # dynamic_registration_controller.rb
+    registration_answers_deployment=False,  # dynamic_registration_controller.rb
     canvas_registration_checks=True,  # lti/ims/registration.rb, lti_tool_configuration.rb
     developer_key_json=True,  # lib/schemas/lti_configuration.rb, lti_dev_key_config.md
     rate_limit_headers=True,  # app/middleware/request_throttle.rb
@@ -115,16 +157,26 @@ CANVAS = Personality(
 BRIGHTSPACE = Personality(
     name="brightspace",
     product_family_code="desire2learn",
+    links_make_grade_items=False,  # hypothesis/lms PR #4726
+    clip_scores=True,  # D2L KB 23752
 )
 
 BLACKBOARD = Personality(
     name="blackboard",
     product_family_code="BlackboardLearn",
+    issuer="https://blackboard.com",  # anthologydevdocs 01-register-an-application.md
+    scoreless_deletes=True,  # anthologydevdocs ags/03-working-with-grades.md
+    dynamic_registration=False,  # anthologydevdocs 01-register-an-application.md
 )
 
 SAKAI = Personality(
     name="sakai",
     product_family_code="sakai",
+    launch_scopes=("https://purl.imsglobal.org/spec/lti-ags/scope/lineitem",),  # SakaiBLTIUtil
+    scope_checkboxes=True,  # LTI13Servlet.java token handler; pylti1.3#116
+    errors_as_400=True,  # LTI13Servlet#handleLineItemScore
+    scope_error_header="X-Tsugi-LTI13-Error-Detail",  # org.tsugi.lti13.LTI13Util.return400
+    registration_deployment_id="1",  # LTI13Servlet#handleRegistrationEndpointPost
 )
 
 BY_NAME: dict[str, Personality] = {

@@ -15,6 +15,7 @@ from demo.lms_keys import PlatformKey
 from demo.lms_models import (
     COURSE,
     AutoPost,
+    Checkboxes,
     LineItem,
     Link,
     LoginInitiation,
@@ -42,6 +43,7 @@ class DemoPlatform:
         # user_is_student? is false unless available?), nor does an unpublished assignment
         self.course_published = True
         self.unpublished: set[int] = set()
+        self._boxes: dict[str, Checkboxes] = {}
 
     # identity and URLs
     @property
@@ -105,7 +107,7 @@ class DemoPlatform:
 
     def openid_configuration(self) -> dict[str, Any]:
         """Return the platform's OpenID configuration with the LTI platform section."""
-        return {
+        found = {
             "issuer": self.issuer,
             "authorization_endpoint": self.auth_url,
             "token_endpoint": self.token_url,
@@ -129,6 +131,9 @@ class DemoPlatform:
                 "variables": list(oidc.VARIABLES),
             },
         }
+        if not self.config.plays.dynamic_registration:
+            del found["registration_endpoint"]
+        return found
 
     # registration
     def register_tool(self, **kwargs: Any) -> Tool:
@@ -155,6 +160,17 @@ class DemoPlatform:
         self.records.put_tool(tool)
         return tool
 
+    def tick(self, client_id: str, *, outcomes: bool, lineitems: bool) -> Checkboxes:
+        """Set a tool's two Sakai checkboxes (return grades, create grade columns)."""
+        self.tool(client_id)
+        boxes = Checkboxes(outcomes=bool(outcomes), lineitems=bool(lineitems))
+        self._boxes[client_id] = boxes
+        return boxes
+
+    def checkboxes(self, client_id: str) -> Checkboxes:
+        """Return a tool's two Sakai checkboxes (both unticked until `tick`)."""
+        return self._boxes.get(client_id, Checkboxes())
+
     def tool(self, client_id: str) -> Tool:
         """Return a registered tool; DemoError 404 if there is none."""
         tool = self.records.tool(client_id)
@@ -176,7 +192,8 @@ class DemoPlatform:
         custom: dict[str, str] | None = None,
         score_maximum: float | None = None,
     ) -> Link:
-        """Place a tool's link in the course by hand, with a line item if given a maximum."""
+        """Place a tool's link in the course by hand, with a line item if given a maximum
+        (none in a Brightspace, whose links make no grade item: links_make_grade_items)."""
         tool = self.tool(client_id)
         link = Link(
             f"rl-{secrets.token_hex(6)}",
@@ -187,7 +204,7 @@ class DemoPlatform:
             dict(custom or {}),
         )
         self.records.put_link(link)
-        if score_maximum is not None:
+        if score_maximum is not None and self.config.plays.links_make_grade_items:
             self.records.add_lineitem(
                 LineItem(
                     0, COURSE.id, client_id, title, float(score_maximum), resource_link_id=link.id

@@ -72,6 +72,11 @@ def issue(platform: DemoPlatform, form: Mapping[str, str]) -> dict[str, Any]:
         raise DemoError(401, exc.message, "invalid_client") from exc
 
     refused = sorted(set(requested) - set(tool.scopes))
+    if platform.config.plays.scope_checkboxes:
+        refused = _unticked(platform, client_id, requested)
+        if refused:
+            # Sakai: the first scope not allowed fails the whole request; no down-scoping
+            raise DemoError(400, refused[0], "invalid_scope")
     if refused:
         raise DemoError(
             400, f"scopes not granted to this tool: {' '.join(refused)}", "invalid_scope"
@@ -91,6 +96,21 @@ def issue(platform: DemoPlatform, form: Mapping[str, str]) -> dict[str, Any]:
         }
     )
     return {"access_token": token, "token_type": "Bearer", "expires_in": lifetime, "scope": scope}
+
+
+def _unticked(platform: DemoPlatform, client_id: str, requested: list[str]) -> list[str]:
+    """Return the requested scopes a Sakai tool's checkboxes do not allow, as
+    LTI13Servlet.java's token handler decides: lineitem(.readonly) needs "create grade
+    columns", score and result.readonly need both boxes, NRPS needs "return grades"."""
+    boxes = platform.checkboxes(client_id)
+    allowed = {
+        LINEITEM: boxes.lineitems,
+        LINEITEM_READONLY: boxes.lineitems,
+        SCORE: boxes.outcomes and boxes.lineitems,
+        RESULT_READONLY: boxes.outcomes and boxes.lineitems,
+        MEMBERSHIPS: boxes.outcomes,
+    }
+    return [s for s in requested if not allowed.get(s, False)]
 
 
 def check(platform: DemoPlatform, authorization: str | None, any_of: tuple[str, ...]) -> Access:

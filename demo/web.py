@@ -11,6 +11,10 @@ from demo.pages import register_pages
 from demo.platform import DemoPlatform
 
 EXTENSION = "codeblanks_demo"
+# what a tool calls (not the admin API): where an LMS's own error statuses apply
+SERVICE_ENDPOINTS = {
+    "token", "register", "lineitems", "lineitem", "scores", "results", "memberships"
+}  # fmt: skip
 
 
 def create_demo_blueprint(config: DemoConfig, platform: DemoPlatform | None = None) -> Blueprint:
@@ -30,9 +34,16 @@ def create_demo_blueprint(config: DemoConfig, platform: DemoPlatform | None = No
         if exc.status == 401:
             headers["WWW-Authenticate"] = f'Bearer error="{exc.error}"'
         endpoint = (request.endpoint or "").rpartition(".")[2]
+        plays = config.plays
         if endpoint in JSON_ENDPOINTS:
+            if plays.scope_error_header and exc.error == "invalid_scope":
+                # Sakai: {"error":"invalid_scope"} and the scope in a header (LTI13Util.return400)
+                headers[plays.scope_error_header] = exc.message
+                headers["Cache-Control"] = "no-store"
+                return jsonify({"error": exc.error}), 400, headers
             body = jsonify({"error": exc.error, "error_description": exc.message})
-            return body, exc.status, headers
+            as_400 = plays.errors_as_400 and endpoint in SERVICE_ENDPOINTS
+            return body, 400 if as_400 else exc.status, headers
         page = render_template(
             "demo/error.html", status=exc.status, message=exc.message, error=exc.error
         )

@@ -20,8 +20,9 @@ from celery import Task, shared_task
 from sqlalchemy.exc import DBAPIError
 
 from core.errors import GraderError
+from core.platforms import NoScoreScope
 from service import logs
-from service.lti import self_test
+from service.lti import line_items, self_test
 from service.lti.results import ResultsRead, read_results
 from service.lti.roster import sync_roster
 from service.queue import TaskName, send
@@ -38,6 +39,8 @@ _DB_RETRIES = 120  # about ten minutes of database outage
 ROSTER_RETRIES = 16
 # about half a minute: less than service.lti.results.ASK_EVERY, for the same reason
 RESULTS_RETRIES = 3
+# about half a minute; after them the placement's first grade post makes its line item
+LINE_ITEM_RETRIES = 3
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -170,6 +173,31 @@ def check_platform(self: Task, platform_id: int) -> bool | None:
     """
     found = self_test.run(WorkerContext.of(self.app).lti, platform_id)
     return None if found is None else found.grades_ok
+
+
+class LineItemMade(enum.StrEnum):
+    """How one delivery of a line item's making ended."""
+
+    MADE = "made"  # made, or found bound to the placement's link
+    NOT_WANTED = "not_wanted"  # the placement has one already, or its LMS gives no URL
+    REFUSED = "refused"  # the LMS grants no line item scope: its grade posts will say so
+    FAILED = "failed"  # the LMS failed every retry; the first grade post tries again
+
+
+@shared_task(name=TaskName.MAKE_LINE_ITEM.value, bind=True, acks_late=True, max_retries=None)
+def make_line_item(self: Task, placement_id: int) -> LineItemMade:
+    """Make the placement's line item in its LMS (its launch gave none), with backoff."""
+
+    def make() -> LineItemMade:
+        try:
+            made = line_items.make(WorkerContext.of(self.app).lti, placement_id)
+        except NoScoreScope:
+            return LineItemMade.REFUSED
+        return LineItemMade.NOT_WANTED if made is None else LineItemMade.MADE
+
+    return _from_lms(
+        self, make, LineItemMade.FAILED, LINE_ITEM_RETRIES, "placement_id", placement_id
+    )
 
 
 def _from_lms(task: Task, read: Callable[[], T], failed: T, retries: int, key: str, id_: int) -> T:

@@ -22,12 +22,28 @@ from pylti1p3.grade import Grade
 from pylti1p3.lineitem import LineItem
 
 from core.errors import GraderError
-from core.platforms import PlatformAway, Posted, ScorePost, ScoreRefused, ScoreUnwanted
+from core.platforms import (
+    NoScoreScope,
+    PlatformAway,
+    Posted,
+    ScorePost,
+    ScoreRefused,
+    ScoreUnwanted,
+)
 from core.syncs import held_post
-from service.lti import reviews
-from service.lti.services import SCOPE_LINEITEM, SCOPE_SCORE, CachingConnector, away, describe
+from service.lti import line_items, reviews
+from service.lti.line_items import NO_SCORE_SCOPE
+from service.lti.services import (
+    SCOPE_LINEITEM,
+    SCOPE_SCORE,
+    CachingConnector,
+    away,
+    describe,
+    scope_refused,
+)
 from service.store import platform_rows
 from service.store.models import Platform
+from service.store.placement_rows import LineItemWanted
 
 CANVAS_SUBMISSION = "https://canvas.instructure.com/lti/submission"
 # Canvas's refusals that no retry mends, each as its answer words it (matched, never shown)
@@ -89,7 +105,7 @@ class AgsPoster:
 
         try:
             line_item_url = score_post.line_item_url or self._create_line_item(
-                service(SCOPE_LINEITEM), score_post
+                service(SCOPE_LINEITEM), connector, score_post
             )
             grade = self._grade(score_post, platform)
             service(SCOPE_SCORE).put_grade(grade, LineItem({"id": line_item_url}))
@@ -115,29 +131,28 @@ class AgsPoster:
 
     def _failed(self, exc: Exception, platform: Platform) -> NoReturn:
         why = describe(exc)
+        if scope_refused(exc):
+            raise NoScoreScope(NO_SCORE_SCOPE) from exc
         if "401" in why:
             self._lti.tokens.forget(platform.id)
         if away(exc):
             raise PlatformAway(f"the LMS did not take the score: {why}") from exc
         raise GraderError(f"the LMS refused the score: {why}") from exc
 
-    def _create_line_item(self, service: AssignmentsGradesService, post: ScorePost) -> str:
+    def _create_line_item(
+        self, service: AssignmentsGradesService, connector: CachingConnector, post: ScorePost
+    ) -> str:
         if not post.line_items_url:
             raise GraderError("the launch gave neither a line item nor a line items URL")
-        item = service.find_or_create_lineitem(
-            LineItem()
-            .set_label(post.label)
-            .set_score_maximum(post.score.maximum)
-            .set_resource_id(post.resource_id)
-            .set_resource_link_id(post.resource_link_id)
-            .set_tag("codeblanks")
-            .set_submission_review(reviews.REVIEWABLE, reviews.LABEL, self._lti.review_url),
-            find_by="resource_link_id",
+        wanted = LineItemWanted(
+            post.placement_id,
+            post.platform_id,
+            post.line_items_url,
+            post.resource_link_id,
+            post.resource_id,
+            post.label,
         )
-        url = item.get_id()
-        if not url:
-            raise GraderError("the LMS made a line item without an id")
-        return str(url)
+        return line_items.find_or_make(self._lti, connector, service, wanted, post.score.maximum)
 
     def _grade(self, post: ScorePost, platform: Platform) -> Grade:
         grade = (

@@ -362,10 +362,7 @@ class _Test:
 
     def _delete(self, connector: CachingConnector, item: str) -> None:
         try:
-            token = connector.get_access_token([SCOPE_LINEITEM])
-            answer = self.lti.http.delete(item, headers={"Authorization": f"Bearer {token}"})
-            if not answer.ok:
-                raise LtiServiceException(answer)
+            connector.delete(item, (SCOPE_LINEITEM,))
         except Exception as exc:  # noqa: BLE001
             self.seen("line_item_delete", exc)
             self.add(

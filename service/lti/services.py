@@ -126,6 +126,13 @@ class CachingConnector(ServiceConnector):
         self._cache.put(self._access.platform_id, key, token, expires_in)
         return token
 
+    def delete(self, url: str, scopes: Sequence[str]) -> None:
+        """DELETE a service resource (pylti1p3's connector only GETs and POSTs)."""
+        token = self.get_access_token(scopes)
+        response = self._requests_session.delete(url, headers={"Authorization": f"Bearer {token}"})
+        if not response.ok:
+            raise LtiServiceException(response)
+
 
 def registration(access: PlatformAccess) -> Registration:
     """Return the pylti1p3 registration for calls to a platform."""
@@ -171,6 +178,24 @@ def away(exc: Exception) -> bool:
     if isinstance(exc, LtiServiceException):
         return exc.response.status_code in AWAY_STATUSES or throttled(exc.response)
     return unanswered(exc)
+
+
+def scope_refused(exc: Exception) -> bool:
+    """Return whether a failed call is the token endpoint refusing a scope (400 invalid_scope).
+
+    All or nothing: a platform that will not grant one of the scopes asked for refuses the
+    whole request (Sakai: LTI13Servlet.java, with the scope in `X-Tsugi-LTI13-Error-Detail`;
+    Canvas alike). No retry helps until its admin changes the tool's registration.
+    """
+    if not isinstance(exc, LtiServiceException):
+        return False
+    response = exc.response
+    if response.status_code != HTTPStatus.BAD_REQUEST:
+        return False
+    try:
+        return document(response).get("error") == "invalid_scope"
+    except Unreadable:
+        return False
 
 
 def throttled(response: requests.Response) -> bool:

@@ -47,6 +47,7 @@ class TaskName(enum.StrEnum):
     READ_RESULTS = "codeblanks.read_results"
     RUN_PRACTICE = "codeblanks.run_practice"
     CHECK_PLATFORM = "codeblanks.check_platform"
+    MAKE_LINE_ITEM = "codeblanks.make_line_item"
 
 
 class Order(enum.StrEnum):
@@ -98,6 +99,14 @@ class ResultsMessage:
 
 
 @dataclass(frozen=True)
+class LineItemMessage:
+    """Make one placement's line item in the LMS (its launch gave none, but the line items
+    URL to make one at: a Brightspace link, a Blackboard link deep linked without one)."""
+
+    placement_id: int
+
+
+@dataclass(frozen=True)
 class PlatformCheckMessage:
     """Run a registered platform's self-test (service.lti.self_test) and keep its result."""
 
@@ -111,6 +120,7 @@ Message = (
     | RosterMessage
     | ResultsMessage
     | PlatformCheckMessage
+    | LineItemMessage
 )
 
 
@@ -132,6 +142,8 @@ def send(celery_app: Celery, messages: Iterable[Message]) -> int:
             sent += send_roster_read(celery_app, message)
         elif isinstance(message, PlatformCheckMessage):
             sent += send_platform_check(celery_app, message)
+        elif isinstance(message, LineItemMessage):
+            sent += send_line_item(celery_app, message)
         else:
             sent += send_results_read(celery_app, message)
     return sent
@@ -170,6 +182,12 @@ def send_results_read(celery_app: Celery, message: ResultsMessage) -> bool:
 def send_platform_check(celery_app: Celery, message: PlatformCheckMessage) -> bool:
     """Send a platform's self-test; return False (and log) if the broker is away."""
     return _send(celery_app, TaskName.CHECK_PLATFORM, [message.platform_id], Queue.SYNC)
+
+
+def send_line_item(celery_app: Celery, message: LineItemMessage) -> bool:
+    """Send the making of a placement's line item; return False (and log) if the broker is
+    away (the placement's first grade post makes it then)."""
+    return _send(celery_app, TaskName.MAKE_LINE_ITEM, [message.placement_id], Queue.SYNC)
 
 
 def send_sweep(celery_app: Celery, expires_s: float) -> bool:

@@ -208,6 +208,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
             TaskName.SWEEP.value: {"queue": Queue.SYNC.value},
             TaskName.REFRESH_ROSTER.value: {"queue": Queue.SYNC.value},
             TaskName.CHECK_PLATFORM.value: {"queue": Queue.SYNC.value},
+            TaskName.MAKE_LINE_ITEM.value: {"queue": Queue.SYNC.value},
         },
         "task_acks_late": True,
         "task_reject_on_worker_lost": True,

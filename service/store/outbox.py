@@ -199,6 +199,17 @@ def _hold(session: Session, sync_ids: tuple[int, ...], now: datetime) -> None:
     )
 
 
+def adopt_line_item(session: Session, placement_id: int, url: str) -> str:
+    """Keep `url` as the placement's line item unless it has one; return the one it keeps.
+
+    Two posts that each made a line item for a placement (two students at once, the launch
+    gave none) both ask: the first to ask wins, and the other deletes its own.
+    """
+    _set_line_item(session, placement_id, url)
+    kept = session.scalar(select(Placement.line_item_url).where(Placement.id == placement_id))
+    return kept or url
+
+
 def _set_line_item(session: Session, placement_id: int, url: str) -> None:
     """Keep the line item the LMS made for a placement, so later posts go straight to it."""
     session.execute(

@@ -2,18 +2,55 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from service.store.database import Store, changed
-from service.store.models import Placement
+from service.store.models import Course, Placement
 
 
 def get(session: Session, placement_id: int) -> Placement | None:
     """Return the placement, or None."""
     return session.get(Placement, placement_id)
+
+
+@dataclass(frozen=True)
+class LineItemWanted:
+    """A placement without a line item in a course whose LMS lets the tool make one."""
+
+    placement_id: int
+    platform_id: int
+    line_items_url: str
+    resource_link_id: str
+    lesson_id: str
+    title: str
+
+
+def line_item_wanted(store: Store, placement_id: int) -> LineItemWanted | None:
+    """Return what making the placement's line item needs, or None if it has one (or its LMS
+    gave no line items URL to make one at)."""
+    with store.reading() as session:
+        found = session.execute(
+            select(Placement, Course.platform_id, Course.line_items_url)
+            .join(Course, Course.id == Placement.course_id)
+            .where(Placement.id == placement_id)
+        ).first()
+    if found is None:
+        return None
+    placement, platform_id, line_items_url = found
+    if placement.line_item_url or not line_items_url:
+        return None
+    return LineItemWanted(
+        placement.id,
+        platform_id,
+        line_items_url,
+        placement.resource_link_id,
+        placement.lesson_id,
+        placement.title,
+    )
 
 
 def find(store: Store, placement_id: int) -> Placement | None:

@@ -45,6 +45,7 @@ def store(app):
         (TaskName.RUN_PRACTICE, True, True),
         (TaskName.SYNC_GRADE, True, None),
         (TaskName.SWEEP, None, None),
+        (TaskName.MAKE_LINE_ITEM, True, None),
     ],
 )
 def test_tasks_have_stable_names_and_late_acks(celery_app, name, acks_late, reject_on_worker_lost):

@@ -94,3 +94,12 @@ def test_the_post_says_why_in_the_students_language(store, catalog):
         "Henüz kod teslim etmedin. 3 sorudan 0 tanesi doğru. 3 soru cevaplanmadı.",
         "No code handed in yet. 0 of 3 questions right. 3 questions not answered.",
     ]
+
+
+def test_the_first_line_item_adopted_is_the_one_kept(store):
+    placed = place(store)
+    made = "https://lms.example/courses/1/line_items/8"
+    with store.session() as session:
+        assert outbox.adopt_line_item(session, placed.placement_id, LINE_ITEM) == LINE_ITEM
+    with store.session() as session:  # another maker, a moment later, made its own
+        assert outbox.adopt_line_item(session, placed.placement_id, made) == LINE_ITEM

@@ -1,0 +1,93 @@
+"""The demo LMS playing Brightspace (D2L): links without grade items, the tool makes them."""
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import requests
+
+from demo import DemoServer, LineItem, Tool, run_launch
+from tests.demo.fake_tool import FakeTool
+from tests.demo.scores import ALL_AGS, LINEITEM_TYPE, post_score, score
+
+AGS = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
+
+
+@pytest.fixture
+def demo(state_dir: Path) -> Iterator[DemoServer]:
+    with DemoServer(state_dir, personality="brightspace") as server:
+        yield server
+
+
+def post_item(demo: DemoServer, auth: dict[str, str], body: dict[str, object]) -> requests.Response:
+    return requests.post(
+        demo.platform.lineitems_url("demo-course-1"),
+        data=json.dumps(body),
+        headers={**auth, "Content-Type": LINEITEM_TYPE},
+        timeout=5,
+    )
+
+
+def test_a_placed_link_launches_with_lineitems_but_no_lineitem(
+    demo: DemoServer, registered: Tool
+) -> None:
+    link = demo.platform.add_link(registered.client_id, "Attention", score_maximum=10)
+    assert demo.platform.lineitems_of(link) == []  # Moodle makes the grade item here
+    claims = run_launch(requests.Session(), demo.platform.launch("ali", link.id)).form.claims
+    ags = claims[AGS]
+    assert "lineitem" not in ags
+    assert ags["lineitems"] == demo.platform.lineitems_url("demo-course-1")
+    family = claims["https://purl.imsglobal.org/spec/lti/claim/tool_platform"]
+    assert family["product_family_code"] == "desire2learn"
+
+
+def test_a_line_item_posted_with_the_link_id_binds_it(
+    demo: DemoServer, registered: Tool, auth: dict[str, str]
+) -> None:
+    link = demo.platform.add_link(registered.client_id, "Attention", score_maximum=10)
+    made = post_item(
+        demo, auth, {"label": "Attention", "scoreMaximum": 8, "resourceLinkId": link.id}
+    )
+    assert made.status_code == 201, made.text
+    [item] = demo.platform.lineitems_of(link)
+    assert made.json()["id"] == demo.platform.lineitem_url(item)
+    claims = run_launch(requests.Session(), demo.platform.launch("ali", link.id)).form.claims
+    assert claims[AGS]["lineitem"] == demo.platform.lineitem_url(item)
+
+
+def test_a_score_above_the_maximum_is_taken_and_clipped(
+    demo: DemoServer, registered: Tool, tool: FakeTool
+) -> None:
+    auth = {"Authorization": f"Bearer {tool.access_token(demo.platform, ALL_AGS)}"}
+    link = demo.platform.add_link(registered.client_id, "Attention")
+    post_item(demo, auth, {"label": "Attention", "scoreMaximum": 10, "resourceLinkId": link.id})
+    [item] = demo.platform.lineitems_of(link)
+    answer = post_score(demo, item, score(scoreGiven=12, scoreMaximum=10), auth)
+    assert answer.status_code == 200, answer.text  # Moodle's demo: 400
+    results = requests.get(demo.platform.lineitem_url(item) + "/results", headers=auth, timeout=5)
+    assert results.json()[0]["resultScore"] == 10.0
+
+
+def test_deep_linking_with_a_line_item_makes_the_grade_item(
+    demo: DemoServer, registered: Tool, tool: FakeTool
+) -> None:
+    request = run_launch(requests.Session(), demo.platform.deep_link("ada", registered.client_id))
+    item = {
+        "type": "ltiResourceLink",
+        "title": "Attention",
+        "lineItem": {"scoreMaximum": 8, "label": "Attention"},
+    }
+    answer = requests.post(
+        demo.config.url("/deep_link_return"),
+        data={"JWT": tool.sign(tool.deep_link_claims(request.form.claims, [item]))},
+        timeout=10,
+    )
+    assert answer.status_code == 200, answer.text
+    [link] = demo.platform.links()
+    [made] = demo.platform.lineitems_of(link)
+    assert isinstance(made, LineItem) and made.score_maximum == 8
+    claims = run_launch(requests.Session(), demo.platform.launch("ali", link.id)).form.claims
+    assert claims[AGS]["lineitem"] == demo.platform.lineitem_url(made)
+    family = claims["https://purl.imsglobal.org/spec/lti/claim/tool_platform"]
+    assert family["product_family_code"] == "desire2learn"
