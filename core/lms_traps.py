@@ -279,14 +279,16 @@ def _general(fix: Message) -> Callable[[], Mapping[str, Message]]:
 def _line_item_fixes() -> dict[str, Message]:
     return {
         D2L: say(
-            "Brightspace makes no grade item for a link: the tool creates one when the first "
-            "score is sent. Teachers may attach a grade item to the link instead."
+            "Brightspace makes no grade item for a link placed by hand: the tool makes one at "
+            "the link's first launch (with the line item scope). Teachers may attach a grade "
+            "item to the link instead."
         ),
         BLACKBOARD: say(
-            "In Blackboard, a link placed without a line item has no gradebook column: place "
-            "the lesson again with the tool's lesson picker, which sends one."
+            "In Blackboard, a link placed without a line item has no gradebook column: the "
+            "tool makes one at its first launch when allowed to, or place the lesson again "
+            "with the tool's lesson picker, which sends one."
         ),
-        "": say("The tool creates a line item when the first score is sent."),
+        "": say("The tool makes a line item at the link's first launch, or when a score is sent."),
     }
 
 

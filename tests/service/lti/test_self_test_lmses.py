@@ -4,13 +4,17 @@ LMS is known for is named, with that LMS's own fix, and a working one passes."""
 from dataclasses import replace
 
 import pytest
+import requests
 
 from core.lms_traps import CheckStatus
+from demo.browser import run_launch
 from demo.tokens import SCORE
 from service.lti import self_test
 from service.store import platform_checks
 from testkit.lms import make_lms
 from tests.service.lti.test_self_test import launched, platform_id, statuses, trap_ids
+
+SEED = "expert/what-is-attention"
 
 
 @pytest.fixture
@@ -71,3 +75,70 @@ def test_a_canvas_key_turned_off_names_the_key(canvas):
     result = self_test.run(canvas.lti, platform_id(canvas))
     assert trap_ids(result)[0] in ("tool_not_enabled", "developer_key_off")
     assert "Developer Keys" in str(result.traps[0].fix)
+
+
+@pytest.fixture
+def lms_as(tmp_path):
+    """Start the tool and the demo LMS playing the LMS named; stopped after the test."""
+    started = []
+
+    def start(personality, **demo_config):
+        found, tool_server = make_lms(tmp_path, personality=personality, **demo_config)
+        started.append((found, tool_server))
+        return found
+
+    yield start
+    for found, tool_server in started:
+        found.demo.stop()
+        tool_server.stop()
+        found.store.dispose()
+
+
+def launched_by_hand(lms, who="ali"):
+    """A link placed by hand with no grade item (Brightspace's, Blackboard's web link)."""
+    link = lms.platform.add_link(lms.client_id, "By hand", custom={"lesson": SEED})
+    with requests.Session() as browser:
+        run_launch(browser, lms.platform.launch(who, link.id))
+    return link
+
+
+def test_sakai_without_its_two_boxes_names_both(lms_as):
+    sakai = lms_as("sakai")
+    launched(sakai)
+    result = self_test.run(sakai.lti, platform_id(sakai))
+    assert trap_ids(result)[0] == "no_score_scope"
+    assert not result.grades_ok
+    fix = fix_of(result, "no_score_scope")
+    assert "return grades" in fix and "create grade columns" in fix
+
+
+def test_sakai_with_both_boxes_takes_grades_and_warns_its_launch_lists_no_score(lms_as):
+    sakai = lms_as("sakai")
+    sakai.platform.tick(sakai.client_id, outcomes=True, lineitems=True)
+    launched(sakai)
+    result = self_test.run(sakai.lti, platform_id(sakai))
+    assert result.grades_ok, result.traps
+    assert trap_ids(result) == ["launch_lists_no_score"]
+    assert statuses(result)["read_back"] is CheckStatus.OK
+
+
+@pytest.mark.parametrize(("lms_name", "words"), [
+    ("brightspace", "Brightspace makes no grade item"),
+    ("blackboard", "In Blackboard"),
+])  # fmt: skip
+def test_a_link_placed_without_a_grade_item_is_named_in_that_lms_words(lms_as, lms_name, words):
+    found = lms_as(lms_name)
+    launched_by_hand(found)  # no worker here: the line item the launch asks for is not made yet
+    result = self_test.run(found.lti, platform_id(found))
+    assert "links_without_line_item" in trap_ids(result)
+    assert words in fix_of(result, "links_without_line_item")
+    assert result.grades_ok  # the tool makes the item itself: a warning, not a block
+
+
+@pytest.mark.parametrize("lms_name", ["brightspace", "blackboard", "sakai", "moodle", "canvas"])
+def test_every_lms_the_demo_plays_is_named_by_its_family(lms_as, lms_name):
+    found = lms_as(lms_name)
+    launched(found)
+    self_test.run(found.lti, platform_id(found))
+    family = platform_checks.claimed(found.store, platform_id(found)).product_family
+    assert family == (found.demo.config.product_family_code)
