@@ -124,6 +124,8 @@ def traps_in(wire: Wire) -> list[Found]:
 
 # --- the rules ---------------------------------------------------------------------------
 
+# Traps that mean the LMS shut the tool out: a launch from it since then disproves them.
+SHUT_OUT = frozenset({"tool_not_enabled", "developer_key_off", "key_set_unusable"})
 TOKEN_STEPS = ("token:all", "token:lineitem", "token:score", "token:result", "token:nrps")
 SERVICE_STEPS = ("line_item_create", "score_post", "score_read", "nrps_page", "line_item_delete")
 DEVELOPER_KEY_TEXTS = ("invalid developer key", "unknown or inactive developer key", "not linked")

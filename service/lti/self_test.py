@@ -18,9 +18,11 @@ from __future__ import annotations
 import json
 import logging
 import secrets
+from datetime import timedelta
 from typing import Any, cast
 
 import requests
+from celery import Celery
 from pylti1p3.exception import LtiServiceException
 from pylti1p3.lineitem import LineItem
 from pylti1p3.names_roles import NamesRolesProvisioningService
@@ -32,6 +34,7 @@ from core.lms_traps import (
     NRPS,
     RESULT,
     SCORE,
+    SHUT_OUT,
     Check,
     CheckStatus,
     Seen,
@@ -57,7 +60,9 @@ from service.lti.services import (
 )
 from service.lti.tool import LtiContext
 from service.outbound import Unreadable, document
+from service.queue import PlatformCheckMessage, send_platform_check
 from service.store import platform_checks, platform_rows
+from service.store.database import Store
 from service.store.models import utcnow
 
 log = logging.getLogger("codeblanks.lti")
@@ -65,6 +70,17 @@ LABEL = "CodeBlanks self-test"
 LINE_ITEM_TYPE = "application/vnd.ims.lis.v2.lineitem+json"
 SHORT = {SCOPE_LINEITEM: LINEITEM, SCOPE_SCORE: SCORE, SCOPE_RESULT: RESULT, SCOPE_NRPS: NRPS}
 LEARNER = "Learner"
+ASK_EVERY = timedelta(minutes=10)
+
+
+def ask_after_launch(store: Store, celery_app: Celery, platform_id: int) -> bool:
+    """Have the platform tested in the background after a launch from it, when it was never
+    tested (added by hand) or its latest test found the tool shut out, which the launch now
+    disproves (Moodle's tool left pending at registration, then activated). Once per
+    ASK_EVERY; return whether asked."""
+    if not platform_checks.ask(store, platform_id, utcnow(), ASK_EVERY, SHUT_OUT):
+        return False
+    return send_platform_check(celery_app, PlatformCheckMessage(platform_id))
 
 
 def run(lti: LtiContext, platform_id: int) -> SelfTest | None:

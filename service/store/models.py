@@ -129,6 +129,8 @@ class PlatformCheck(Base):
     checked_at: Mapped[datetime | None]
     grades_ok: Mapped[bool | None]
     result: Mapped[Any] = mapped_column(JSON, nullable=True)  # core.lms_traps.SelfTest
+    # when a launch last asked for a self-test (platform_checks.ask): one ask per while
+    asked_at: Mapped[datetime | None]
 
 
 class RegistrationToken(Base):

@@ -8,10 +8,10 @@ notes the product family and its AGS claim's scopes, writing only when they chan
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -154,3 +154,36 @@ def course_blocked(store: Store, course_id: int) -> tuple[bool, bool] | None:
         placed = session.scalar(select(Placement.id).where(Placement.course_id == course_id))
         no_ags = course.line_items_url is None and placed is not None
         return no_ags, row is not None and row.grades_ok is False
+
+
+def ask(
+    store: Store, platform_id: int, now: datetime, every: timedelta, shut_out: frozenset[str]
+) -> bool:
+    """Claim the asking of a self-test after a launch; return whether this caller claimed it.
+
+    Asked while the platform has no result yet (added by hand, never tested) or its latest
+    met a trap in `shut_out` that a launch disproves (the tool pending activation, a key
+    turned off): a launch got through, so the result is stale. Once per `every`, however
+    many launches come at once (a conditional update: one caller wins).
+    """
+    with store.session() as session:
+        row = _row(session, platform_id)
+        if row.checked_at is not None and not _met(row.result, shut_out):
+            return False
+        claimed = session.execute(
+            update(PlatformCheck)
+            .where(
+                PlatformCheck.platform_id == platform_id,
+                or_(PlatformCheck.asked_at.is_(None), PlatformCheck.asked_at < now - every),
+            )
+            .values(asked_at=now)
+            .execution_options(synchronize_session=False)
+        )
+        return bool(getattr(claimed, "rowcount", 0))
+
+
+def _met(result: Any, trap_ids: frozenset[str]) -> bool:
+    traps = result.get("traps") if isinstance(result, dict) else None
+    return isinstance(traps, list) and any(
+        isinstance(t, dict) and t.get("id") in trap_ids for t in traps
+    )

@@ -12,7 +12,7 @@ from werkzeug.wrappers import Response as WebResponse
 
 from core.lessons import Catalog
 from core.messages import say
-from service.lti import launch_records, line_items, logins, reviews, roster
+from service.lti import launch_records, line_items, logins, reviews, roster, self_test
 from service.lti.claims import DEEP_LINKING, DL, LaunchProblem
 from service.lti.tool import LtiContext
 from service.lti.validation import HardenedLaunch, Login, ValidLaunch
@@ -41,13 +41,17 @@ def open(  # noqa: A001 - the launch opens
 
     A teacher's launch also asks for the course's roster to be read, if it is stale: their
     pages then count the students who have not launched yet. A launch of a placement that
-    has no line item, where the LMS lets the tool make one, asks for it to be made.
+    has no line item, where the LMS lets the tool make one, asks for it to be made. A launch
+    from a platform never tested, or last found shutting the tool out, has it tested.
     """
     opened = launch_records.record(ctx.store, ctx.catalog, valid)
     if opened.teacher:
         roster.ask_for_read(ctx.store, celery_app, opened.course_id, utcnow())
     if opened.placement_id:  # a launch without a line item, where the tool may make one
         line_items.ask_to_make(ctx.store, celery_app, opened.placement_id)
+    # a platform never tested (added by hand), or last found shutting the tool out, is
+    # tested again: its teachers' pages then say whether grades can be sent
+    self_test.ask_after_launch(ctx.store, celery_app, valid.platform_id)
     student_id = _reviewed(ctx, valid, opened)
     sign_in(
         opened.user_id,

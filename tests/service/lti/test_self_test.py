@@ -15,14 +15,16 @@ from service.lti import self_test
 from service.store import platform_checks
 from service.store.models import Platform
 from service.web import extensions
-from testkit.lms import make_lms
+from testkit.lms import lms_with_a_worker, make_lms
 from testkit.pipeline import Pipeline
+from testkit.waits import wait_for
 from tests.conftest import REPO
+from tests.service.lti.lms_trials import register_dynamically
 
 
 @pytest.fixture
 def lms(tmp_path):
-    found, tool_server = make_lms(tmp_path)
+    found, tool_server = make_lms(tmp_path, fake_celery=True)
     yield found
     found.demo.stop()
     tool_server.stop()
@@ -180,3 +182,52 @@ def test_the_command_exits_2_for_an_unknown_platform(lms):
     done = check_command(lms, "999")
     assert done.returncode == 2
     assert "no platform 999" in done.stderr
+
+
+def checks_sent(lms):
+    return [s.args for s in lms.celery_app.sent if s.name == "codeblanks.check_platform"]
+
+
+def test_a_launch_from_a_platform_never_tested_asks_for_one_test(lms):
+    launched(lms)  # the tool was added by hand: no self-test ran at registration
+    assert checks_sent(lms) == [[platform_id(lms)]]
+    launched(lms, "berna")
+    assert checks_sent(lms) == [[platform_id(lms)]]  # once, however many launches follow
+
+
+def test_a_launch_after_the_tool_was_shut_out_has_it_tested_again(tmp_path):
+    found, tool_server = make_lms(tmp_path, fake_celery=True)
+    try:
+        reregister(found, active=False)  # Moodle: registered, pending the admin's activation
+        assert trap_ids(self_test.run(found.lti, platform_id(found))) == ["tool_not_enabled"]
+        reregister(found, active=True)  # the admin activates it; a teacher places a lesson
+        launched(found, "ada")
+        assert checks_sent(found) == [[platform_id(found)]]
+        self_test.run(found.lti, platform_id(found))  # what the task sent runs
+        stored = platform_checks.latest(found.store)[platform_id(found)]
+        assert stored.grades_ok and stored.result["traps"] == []
+        launched(found, "ali")
+        assert checks_sent(found) == [[platform_id(found)]]  # green now: no more asks
+    finally:
+        found.demo.stop()
+        tool_server.stop()
+        found.store.dispose()
+
+
+def test_a_launch_after_a_test_that_passed_asks_for_none(lms):
+    self_test.run(lms.lti, platform_id(lms))
+    launched(lms)
+    assert checks_sent(lms) == []
+
+
+@pytest.mark.celery
+def test_a_dynamic_registration_is_tested_by_a_real_worker_at_once(tmp_path, redis_server):
+    with lms_with_a_worker(tmp_path, redis_server, "sync") as lms:
+        with requests.Session() as browser:
+            new = register_dynamically(lms, browser)
+        stored = wait_for(
+            lambda: platform_checks.latest(lms.store).get(new.id), "the worker's self-test", 60
+        )
+        checks = {c["name"]: c["status"] for c in stored.result["checks"]}
+        assert checks["key_set"] == "ok" and checks["scopes"] == "ok", stored.result
+        assert checks["course"] == "warning"  # no launch yet: no course to try a grade in

@@ -31,6 +31,7 @@ def upgrade() -> None:
         sa.Column("checked_at", sa.DateTime(), nullable=True),
         sa.Column("grades_ok", sa.Boolean(), nullable=True),
         sa.Column("result", sa.JSON(), nullable=True),
+        sa.Column("asked_at", sa.DateTime(), nullable=True),
         sa.ForeignKeyConstraint(
             ["platform_id"],
             ["platforms.id"],
