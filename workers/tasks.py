@@ -166,12 +166,13 @@ def read_line_item(self: Task, placement_id: int) -> ResultsRead:
 
 @shared_task(name=TaskName.CHECK_PLATFORM.value, bind=True, acks_late=True)
 def check_platform(self: Task, platform_id: int) -> bool | None:
-    """Run a platform's self-test and keep its result; return whether grades can be sent.
+    """Run a platform's self-test in the background (read-only: no throwaway grade in a
+    course) and keep its result; return whether grades can be sent.
 
     No retry: the self-test notes a platform that is away as its result, and the admin runs
     it again from the admin page or `codeblanks platforms check`.
     """
-    found = self_test.run(WorkerContext.of(self.app).lti, platform_id)
+    found = self_test.run(WorkerContext.of(self.app).lti, platform_id, try_grades=False)
     return None if found is None else found.grades_ok
 
 

@@ -83,6 +83,9 @@ def platforms_add(obj: Context, /, replace: bool, **fields: Any) -> None:
         f"registered platform {found.id}: {found.name} ({found.issuer}), client id "
         f"{found.client_id}, deployments {', '.join(found.deployment_ids)}"
     )
+    click.echo(
+        f"after a first launch from a course, test it: codeblanks platforms check {found.id}"
+    )
 
 
 @platforms.command("register-url")

@@ -74,21 +74,25 @@ ASK_EVERY = timedelta(minutes=10)
 
 
 def ask_after_launch(store: Store, celery_app: Celery, platform_id: int) -> bool:
-    """Have the platform tested in the background after a launch from it, when it was never
-    tested (added by hand) or its latest test found the tool shut out, which the launch now
-    disproves (Moodle's tool left pending at registration, then activated). Once per
-    ASK_EVERY; return whether asked."""
+    """Have the platform tested in the background after a launch from it, when its latest
+    test found the tool shut out, which the launch now disproves (Moodle's tool left pending
+    at registration, then activated). Once per ASK_EVERY; return whether asked."""
     if not platform_checks.ask(store, platform_id, utcnow(), ASK_EVERY, SHUT_OUT):
         return False
     return send_platform_check(celery_app, PlatformCheckMessage(platform_id))
 
 
-def run(lti: LtiContext, platform_id: int) -> SelfTest | None:
-    """Test one platform, keep the result as its latest, and return it; None if unknown."""
+def run(lti: LtiContext, platform_id: int, *, try_grades: bool = True) -> SelfTest | None:
+    """Test one platform, keep the result as its latest, and return it; None if unknown.
+
+    `try_grades` False (a test in the background, no admin asking): nothing is written to a
+    course's gradebook, no throwaway line item nor test score, which a teacher or student
+    could see (Canvas notifies of new assignments and grades); the rest is read-only.
+    """
     platform = platform_rows.find(lti.store, platform_id)
     if platform is None:
         return None
-    test = _Test(lti, platform_id)
+    test = _Test(lti, platform_id, try_grades)
     try:
         test.run(platform)
     except Exception:  # noqa: BLE001  our own fault must still leave a result behind
@@ -102,9 +106,10 @@ def run(lti: LtiContext, platform_id: int) -> SelfTest | None:
 class _Test:
     """One run of the self-test: the checks so far, and what the wire showed."""
 
-    def __init__(self, lti: LtiContext, platform_id: int) -> None:
+    def __init__(self, lti: LtiContext, platform_id: int, try_grades: bool) -> None:
         self.lti = lti
         self.platform_id = platform_id
+        self.try_grades = try_grades
         self.checks: list[Check] = []
         self.wire = Wire()
 
@@ -141,6 +146,17 @@ class _Test:
         self.wire.links_without_line_item = course.links_without_line_item
         self.add("course", CheckStatus.OK, say("Testing in course {id}.", id=course.course_id))
         student = self._roster(connector, course.memberships_url)
+        if not self.try_grades:
+            self.add(
+                "line_item",
+                CheckStatus.WARNING,
+                say(
+                    "No throwaway grade was tried in this test in the background, as it writes "
+                    "to a course's gradebook: run the self-test from the admin page or with "
+                    "codeblanks platforms check to try one."
+                ),
+            )
+            return
         self._grades(connector, course.line_items_url, student)
 
     def _claims(self, claimed: platform_checks.Claimed) -> None:

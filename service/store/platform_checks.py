@@ -161,14 +161,15 @@ def ask(
 ) -> bool:
     """Claim the asking of a self-test after a launch; return whether this caller claimed it.
 
-    Asked while the platform has no result yet (added by hand, never tested) or its latest
-    met a trap in `shut_out` that a launch disproves (the tool pending activation, a key
-    turned off): a launch got through, so the result is stale. Once per `every`, however
-    many launches come at once (a conditional update: one caller wins).
+    Asked when the platform's latest self-test met a trap in `shut_out` that a launch
+    disproves (the tool pending activation, a key turned off): a launch got through, so the
+    result is stale. Never for a platform never tested: its admin runs the first by hand, as
+    a test tries things in a course. Once per `every`, however many launches come at once
+    (a conditional update: one caller wins).
     """
     with store.session() as session:
         row = _row(session, platform_id)
-        if row.checked_at is not None and not _met(row.result, shut_out):
+        if row.checked_at is None or not _met(row.result, shut_out):
             return False
         claimed = session.execute(
             update(PlatformCheck)

@@ -188,11 +188,9 @@ def checks_sent(lms):
     return [s.args for s in lms.celery_app.sent if s.name == "codeblanks.check_platform"]
 
 
-def test_a_launch_from_a_platform_never_tested_asks_for_one_test(lms):
-    launched(lms)  # the tool was added by hand: no self-test ran at registration
-    assert checks_sent(lms) == [[platform_id(lms)]]
-    launched(lms, "berna")
-    assert checks_sent(lms) == [[platform_id(lms)]]  # once, however many launches follow
+def test_a_launch_from_a_platform_never_tested_asks_for_no_test(lms):
+    launched(lms)  # added by hand: its admin runs the first test, which tries a grade
+    assert checks_sent(lms) == []
 
 
 def test_a_launch_after_the_tool_was_shut_out_has_it_tested_again(tmp_path):
@@ -202,8 +200,12 @@ def test_a_launch_after_the_tool_was_shut_out_has_it_tested_again(tmp_path):
         assert trap_ids(self_test.run(found.lti, platform_id(found))) == ["tool_not_enabled"]
         reregister(found, active=True)  # the admin activates it; a teacher places a lesson
         launched(found, "ada")
-        assert checks_sent(found) == [[platform_id(found)]]
-        self_test.run(found.lti, platform_id(found))  # what the task sent runs
+        launched(found, "berna")
+        assert checks_sent(found) == [[platform_id(found)]]  # once, however many launches
+        items = found.platform.lineitems()
+        sent = self_test.run(found.lti, platform_id(found), try_grades=False)  # as the task
+        assert statuses(sent)["line_item"] is CheckStatus.WARNING  # read-only in the background
+        assert found.platform.lineitems() == items and not found.platform.scores()
         stored = platform_checks.latest(found.store)[platform_id(found)]
         assert stored.grades_ok and stored.result["traps"] == []
         launched(found, "ali")
