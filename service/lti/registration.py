@@ -58,8 +58,11 @@ def add_platform(
         (fields.auth_login_url, "auth login URL"),
         (fields.auth_token_url, "auth token URL"),
         (fields.key_set_url, "key set URL"),
+        *([(fields.token_audience, "token audience")] if fields.token_audience else []),
     ):
         check_url(url, what)
+        if len(url) > 2048:
+            raise ValueError(f"the {what} must be at most 2048 characters")
     for value, what in [
         (fields.client_id, "client id"),
         *((d, "deployment id") for d in fields.deployment_ids),
@@ -99,6 +102,7 @@ def list_platforms(store: Store) -> list[Registered]:
             key_set_url=p.key_set_url,
             name=p.name,
             auto_add_deployments=p.auto_add_deployments,
+            token_audience=p.token_audience,
         )
         for p, deployment_ids in platform_rows.with_deployments(store)
     ]
@@ -195,6 +199,12 @@ def register(
         )
     for key in needed:
         _checked(config[key], key)
+    # the `aud` of the tool's client assertions when it is not the token endpoint (LTI Dynamic
+    # Registration 1.0, the platform's OpenID configuration: "authorization_server ... the
+    # token endpoint if absent"); Brightspace's "OAuth2 Audience" (D2L KB 23662)
+    audience = config.get("authorization_server")
+    if audience is not None:
+        audience = _checked(audience, "authorization_server")
     replaced = _replaced(ctx.store, grant, issuer)
     answer = _json(
         lambda: ctx.http.post(
@@ -232,6 +242,7 @@ def register(
             name=name[:255],
             # without a deployment id in the answer, accept the first one launches bring
             auto_add_deployments=not deployment_id,
+            token_audience=audience,
         )
         found = add_platform(ctx.store, fields, replace=replaced is not None, only=replaced)
     except (ValueError, IntegrityError) as exc:
