@@ -4,6 +4,7 @@ the tool makes one (only one, however many students post at once) and grades go 
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -37,7 +38,12 @@ def lms(tmp_path, redis_server):
 
 def test_the_whole_flow_makes_the_grade_item_the_link_lacks(lms):
     with requests.Session() as browser:
-        register_dynamically(lms, browser)
+        new = register_dynamically(lms, browser)
+        # its configuration's authorization_server: the aud every token request must carry
+        assert new.token_audience == "https://api.brightspace.com/auth/token"
+        assert new.auth_token_url == lms.platform.token_url != new.token_audience
+        # from here on, the tool as Brightspace registered it
+        lms = replace(lms, client_id=new.client_id, deployment_id=new.deployment_ids[0])
         [linked], items = deep_link(lms, browser)
         assert items[0]["lineItem"]["scoreMaximum"] == 8.0  # D2L makes its grade item from it
         assert lms.platform.lineitems_of(linked)
@@ -52,6 +58,7 @@ def test_the_whole_flow_makes_the_grade_item_the_link_lacks(lms):
     assert score.lineitem_id == made.id
     assert (made.resource_link_id, made.tag, made.score_maximum) == (placed.id, "codeblanks", 8.0)
     assert line_item_of(lms, placement_id) == lms.platform.lineitem_url(made)
+    assert made.client_id == new.client_id  # made and graded with the registered audience
 
 
 def test_launches_make_the_grade_item_before_anyone_hands_in(lms):
