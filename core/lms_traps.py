@@ -166,7 +166,7 @@ def _developer_key_off(wire: Wire) -> bool:
 
 def _scope_refused(scope: str) -> Callable[[Wire], bool]:
     def rule(wire: Wire) -> bool:
-        if _client_refused(wire):
+        if _client_refused(wire) or _audience_refused(wire):
             return False  # the whole tool is refused: no scope tells anything
         return wire.granted.get(scope) is False
 

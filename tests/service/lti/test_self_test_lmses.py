@@ -148,8 +148,9 @@ def test_a_brightspace_added_without_its_audience_names_the_audience(lms_as):
     bare = lms_as("brightspace", token_audience=False)  # the admin left the audience out
     launched(bare)
     result = self_test.run(bare.lti, platform_id(bare))
-    assert trap_ids(result)[0] == "token_audience", result.traps
-    assert "tool_not_enabled" not in trap_ids(result)  # the tool is enabled: its aud is wrong
+    # the one block: not "tool not enabled" (it is), nor a missing scope (none was refused);
+    # the launched link's missing grade item is a warning beside it
+    assert trap_ids(result) == ["token_audience", "links_without_line_item"], result.traps
     assert not result.grades_ok
     assert "Brightspace OAuth2 Audience" in fix_of(result, "token_audience")
     assert bare.platform.knobs.hits["token"] >= 1  # it was asked, and refused
