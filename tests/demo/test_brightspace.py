@@ -97,6 +97,8 @@ def test_discovery_names_the_token_audience_apart_from_the_token_url(demo: DemoS
     config = requests.get(demo.platform.openid_config_url, timeout=5).json()
     assert config["authorization_server"] == "https://api.brightspace.com/auth/token"
     assert config["token_endpoint"] == demo.platform.token_url != config["authorization_server"]
+    page = requests.get(demo.config.url("/"), timeout=5).text  # what its admin copies by hand
+    assert "OAuth2 audience <code>https://api.brightspace.com/auth/token</code>" in page
 
 
 def test_the_token_endpoint_wants_the_audience_not_its_own_url(
