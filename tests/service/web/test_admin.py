@@ -86,6 +86,8 @@ def test_the_token_audience_field_is_optional_and_kept(admin_app):
     assert add(token_audience=audience, replace="on").status_code == 303
     [platform] = registration.list_platforms(extensions.store(admin_app))
     assert platform.token_audience == audience
+    listed = client.get("/admin/platforms", headers=basic("s3cret")).text
+    assert f"Token audience: <code>{audience}</code>" in listed
 
 
 def test_forms_without_the_csrf_token_are_refused(admin_app):
