@@ -84,6 +84,11 @@ class Personality:
     # answer, and, when a test asks for it, 403 text/plain "403 Forbidden (Rate Limit
     # Exceeded)" per client id with no Retry-After.
     rate_limit_headers: bool = False
+    # What the OpenID configuration names as `authorization_server` when that is not the
+    # `aud` its token endpoint checks: Canvas's names its issuer's host, "canvas.instructure.com"
+    # (doc/api/registration.md), while its token endpoint wants the token URL as `aud`
+    # (JwtValidator via AsymmetricClientCredentialsProvider). None: `token_audience`, if any.
+    authorization_server: str | None = None
 
     # --- Brightspace (D2L) ---------------------------------------------------------------
     # False: a link placed in a course makes no grade item, so its launches carry the AGS
@@ -161,6 +166,7 @@ CANVAS = Personality(
     canvas_registration_checks=True,  # lti/ims/registration.rb, lti_tool_configuration.rb
     developer_key_json=True,  # lib/schemas/lti_configuration.rb, lti_dev_key_config.md
     rate_limit_headers=True,  # app/middleware/request_throttle.rb
+    authorization_server="canvas.instructure.com",  # doc/api/registration.md
 )
 
 BRIGHTSPACE = Personality(

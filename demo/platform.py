@@ -139,9 +139,11 @@ class DemoPlatform:
         }
         if not self.config.plays.dynamic_registration:
             del found["registration_endpoint"]
-        if self.config.plays.token_audience:
-            # LTI Dynamic Registration 1.0: the `aud` of the tool's token requests
-            found["authorization_server"] = self.config.plays.token_audience
+        # LTI Dynamic Registration 1.0: the `aud` of the tool's token requests (Brightspace's
+        # OAuth2 Audience), or only a name for the platform (Canvas's host)
+        named = self.config.plays.authorization_server or self.config.plays.token_audience
+        if named:
+            found["authorization_server"] = named
         return found
 
     # registration

@@ -199,12 +199,7 @@ def register(
         )
     for key in needed:
         _checked(config[key], key)
-    # the `aud` of the tool's client assertions when it is not the token endpoint (LTI Dynamic
-    # Registration 1.0, the platform's OpenID configuration: "authorization_server ... the
-    # token endpoint if absent"); Brightspace's "OAuth2 Audience" (D2L KB 23662)
-    audience = config.get("authorization_server")
-    if audience is not None:
-        audience = _checked(audience, "authorization_server")
+    audience = _token_audience(config)
     replaced = _replaced(ctx.store, grant, issuer)
     answer = _json(
         lambda: ctx.http.post(
@@ -258,6 +253,29 @@ def register(
         ctx.store, found.id, _family(config), scope if isinstance(scope, str) else ""
     )
     return found
+
+
+def _token_audience(config: dict[str, Any]) -> str | None:
+    """Return the `aud` the platform's token endpoint wants when it is not the token URL.
+
+    LTI Dynamic Registration 1.0 names it `authorization_server` in the platform's OpenID
+    configuration ("the token endpoint if absent"): Brightspace's "OAuth2 Audience" (D2L KB
+    23662). Not every platform means it so: Canvas names its issuer's host there
+    ("canvas.instructure.com", doc/api/registration.md) while its token endpoint takes only
+    the token URL as `aud` (issue 31 research, A.5). So only a URL is taken, and never
+    Canvas's; anything else is logged and the token URL stays the `aud`. It is never fetched.
+    """
+    named = config.get("authorization_server")
+    if named is None or named == config["token_endpoint"]:
+        return None
+    if _family(config) == "canvas":
+        return None
+    try:
+        check_url(str(named), "authorization_server")
+    except ValueError:
+        log.warning("registration: authorization_server %.200r is not a URL; not used", named)
+        return None
+    return str(named)
 
 
 def _family(config: dict[str, Any]) -> str | None:

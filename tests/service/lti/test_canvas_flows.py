@@ -155,6 +155,9 @@ def test_dynamic_registration_with_canvas_meets_its_deployment_at_the_first_laun
         new = registration.list_platforms(lms.store)[-1]
         assert new.issuer == "https://canvas.instructure.com" and new.client_id != lms.client_id
         assert new.deployment_ids == () and new.auto_add_deployments  # none in the answer
+        # its configuration names "canvas.instructure.com" as authorization_server, but its
+        # token endpoint wants the token URL as aud: no token audience
+        assert new.token_audience is None
         tool = lms.platform.tool(new.client_id)
         link = lms.platform.add_link(tool.client_id, "Attention", custom={"lesson": SEED})
         with requests.Session() as ali:
