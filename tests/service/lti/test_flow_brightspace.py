@@ -84,7 +84,7 @@ def test_launches_make_the_grade_item_before_anyone_hands_in(lms):
     [made] = lms.platform.lineitems_of(placed)
     assert line_item_of(lms, placement_id) == lms.platform.lineitem_url(made)
     assert (made.resource_link_id, made.score_maximum) == (placed.id, 8.0)
-    assert lms.platform.scores() == []  # made before any grade
+    assert lms.platform.scores(made.id) == []  # made before any grade
 
 
 def test_two_posts_at_once_leave_one_line_item_with_both_scores(tmp_path):
