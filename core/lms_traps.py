@@ -137,7 +137,7 @@ def _client_refused(wire: Wire) -> bool:
     activation, `invalid_client`, and Canvas's 400 "JWS signature invalid." for a key that
     is OFF or deleted, oauth2_provider_controller.rb)."""
     met = wire.any_failed(*TOKEN_STEPS)
-    if not met or any(wire.granted.values()):
+    if not met or any(wire.granted.values()) or _audience_refused(wire):
         return False
     return all(
         s.status is not None
@@ -148,6 +148,17 @@ def _client_refused(wire: Wire) -> bool:
     )
 
 
+def _audience_refused(wire: Wire) -> bool:
+    """The token endpoint cannot validate the tool's client assertion: no scope is granted
+    and every token request met `invalid_grant` about the assertion. Brightspace answers so
+    when the assertion's `aud` is the token URL and not its separate OAuth2 Audience (400
+    "Error validating assertion", pylti1.3#43; D2L KB 23662)."""
+    met = wire.any_failed(*TOKEN_STEPS)
+    if not met or any(wire.granted.values()):
+        return False
+    return all(s.error == "invalid_grant" and "assertion" in s.text for s in met)
+
+
 def _developer_key_off(wire: Wire) -> bool:
     met = wire.any_failed(*SERVICE_STEPS)
     return any(s.status == 401 and any(t in s.text for t in DEVELOPER_KEY_TEXTS) for s in met)
@@ -155,7 +166,7 @@ def _developer_key_off(wire: Wire) -> bool:
 
 def _scope_refused(scope: str) -> Callable[[Wire], bool]:
     def rule(wire: Wire) -> bool:
-        if _client_refused(wire):
+        if _client_refused(wire) or _audience_refused(wire):
             return False  # the whole tool is refused: no scope tells anything
         return wire.granted.get(scope) is False
 
@@ -331,6 +342,28 @@ CATALOGUE: tuple[Trap, ...] = (
             "cannot be sent."
         ),
         _client_fixes,
+    ),
+    Trap(
+        "token_audience",
+        True,
+        _audience_refused,
+        lambda: say(
+            "The LMS's token endpoint cannot validate the tool's signed request (invalid_grant): "
+            "it wants another audience (aud) than its token URL, so no grade can be sent."
+        ),
+        lambda: {
+            D2L: say(
+                "In Brightspace: copy the Brightspace OAuth2 Audience from the tool's "
+                "registration (Manage Extensibility > LTI Advantage > this tool) into this "
+                "tool: `codeblanks platforms add --replace --token-audience ...` with the "
+                "platform's other values, or the admin page's Token audience field."
+            ),
+            "": say(
+                "Ask the LMS's administrator which audience (aud) its token endpoint wants in "
+                "a client assertion, and give it to this tool: `codeblanks platforms add "
+                "--replace --token-audience ...`, or the admin page's Token audience field."
+            ),
+        },
     ),
     Trap(
         "developer_key_off",

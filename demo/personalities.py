@@ -84,6 +84,11 @@ class Personality:
     # answer, and, when a test asks for it, 403 text/plain "403 Forbidden (Rate Limit
     # Exceeded)" per client id with no Retry-After.
     rate_limit_headers: bool = False
+    # What the OpenID configuration names as `authorization_server` when that is not the
+    # `aud` its token endpoint checks: Canvas's names its issuer's host, "canvas.instructure.com"
+    # (doc/api/registration.md), while its token endpoint wants the token URL as `aud`
+    # (JwtValidator via AsymmetricClientCredentialsProvider). None: `token_audience`, if any.
+    authorization_server: str | None = None
 
     # --- Brightspace (D2L) ---------------------------------------------------------------
     # False: a link placed in a course makes no grade item, so its launches carry the AGS
@@ -95,6 +100,15 @@ class Personality:
     # ("The maximum allowable score ... appears in the grade book", D2L KB 23752); Moodle's
     # demo refuses scoreGiven above scoreMaximum with a 400.
     clip_scores: bool = False
+    # The `aud` the token endpoint wants in the tool's client assertion, when it is not the
+    # token URL: Brightspace hands the tool a separate "Brightspace OAuth2 Audience" with the
+    # registration (D2L KB 23662; Sakai/Tsugi ClientAssertion: "D2L felt like there was
+    # supposed to be a separate audience value"; pylti1.3#43), and names it as
+    # `authorization_server` in its OpenID configuration (LTI Dynamic Registration 1.0:
+    # "the token endpoint if absent"). An assertion with another `aud` is refused as D2L
+    # does: 400 {"error": "invalid_grant", "error_description": "Error validating assertion:
+    # ..."} (pylti1.3#43). None: the token URL is the only accepted `aud` (Moodle's).
+    token_audience: str | None = None
 
     # --- Blackboard Learn ----------------------------------------------------------------
     # The one issuer of every Learn site ("Issuer - is always https://blackboard.com",
@@ -152,6 +166,7 @@ CANVAS = Personality(
     canvas_registration_checks=True,  # lti/ims/registration.rb, lti_tool_configuration.rb
     developer_key_json=True,  # lib/schemas/lti_configuration.rb, lti_dev_key_config.md
     rate_limit_headers=True,  # app/middleware/request_throttle.rb
+    authorization_server="canvas.instructure.com",  # doc/api/registration.md
 )
 
 BRIGHTSPACE = Personality(
@@ -159,6 +174,8 @@ BRIGHTSPACE = Personality(
     product_family_code="desire2learn",
     links_make_grade_items=False,  # hypothesis/lms PR #4726
     clip_scores=True,  # D2L KB 23752
+    # the value commonly seen; no primary D2L page states it (issue 31 research, B)
+    token_audience="https://api.brightspace.com/auth/token",  # D2L KB 23662; pylti1.3#43
 )
 
 BLACKBOARD = Personality(

@@ -63,8 +63,14 @@ class DemoPlatform:
 
     @property
     def token_url(self) -> str:
-        """Return the token endpoint; it is also the only accepted client-assertion aud."""
+        """Return the token endpoint."""
         return self._at("/token", "/login/oauth2/token")
+
+    @property
+    def token_audience(self) -> str:
+        """Return the only `aud` the token endpoint accepts in a client assertion: the token
+        URL, or the personality's own audience (Brightspace's OAuth2 Audience)."""
+        return self.config.plays.token_audience or self.token_url
 
     @property
     def jwks_url(self) -> str:
@@ -133,6 +139,11 @@ class DemoPlatform:
         }
         if not self.config.plays.dynamic_registration:
             del found["registration_endpoint"]
+        # LTI Dynamic Registration 1.0: the `aud` of the tool's token requests (Brightspace's
+        # OAuth2 Audience), or only a name for the platform (Canvas's host)
+        named = self.config.plays.authorization_server or self.config.plays.token_audience
+        if named:
+            found["authorization_server"] = named
         return found
 
     # registration

@@ -60,14 +60,22 @@ def issue(platform: DemoPlatform, form: Mapping[str, str]) -> dict[str, Any]:
         claims = assertions.verify(assertion, tool, platform.config.leeway_s)
         if claims.get("iss") != client_id or claims.get("sub") != client_id:
             raise DemoError(401, "the client assertion's iss and sub must both be the client id")
-        if not assertions.audience_includes(claims, platform.token_url):
-            raise DemoError(401, f"the client assertion's aud must be {platform.token_url}")
+        audience = platform.token_audience
+        if not assertions.audience_includes(claims, audience):
+            if platform.config.plays.token_audience:
+                # Brightspace's refusal of an assertion it cannot validate (pylti1.3#43)
+                said = f"Error validating assertion: the aud must be {audience}"
+                answer = {"error": "invalid_grant", "error_description": said}
+                raise DemoError(400, said, "invalid_grant", body=answer)
+            raise DemoError(401, f"the client assertion's aud must be {audience}")
         jti = claims.get("jti")
         if not isinstance(jti, str) or not jti:
             raise DemoError(401, "the client assertion has no jti")
         if not platform.records.remember("jti", f"{client_id} {jti}", float(claims["exp"])):
             raise DemoError(401, f"the client assertion's jti {jti!r} was used before")
     except DemoError as exc:
+        if exc.body is not None:
+            raise  # an LMS's own refusal, as it answers it
         # RFC 6749 5.2: every failure to authenticate the client is invalid_client.
         raise DemoError(401, exc.message, "invalid_client") from exc
 

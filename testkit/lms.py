@@ -82,6 +82,7 @@ def make_lms(
     tool_host: str = "127.0.0.1",
     fake_celery: bool = False,
     registration_by: str = "hand",
+    token_audience: bool = True,
     **demo_config: Any,
 ) -> tuple[Lms, BackgroundServer]:
     """Start the tool and the demo LMS; the tool may reach the demo LMS and `allow` only.
@@ -93,6 +94,8 @@ def make_lms(
     `registration_by` "developer_key": as a Canvas admin, a developer key made from the
     tool's /lti/config.json, then `codeblanks platforms add` (the demo must play Canvas:
     `personality="canvas"`, passed on to the demo LMS like its other `demo_config`).
+    `token_audience` False: registered by hand without the LMS's token audience (Brightspace's
+    OAuth2 Audience), as an admin who left that field empty.
     """
     tool_server = BackgroundServer(host=tool_host)
     demo = DemoServer(tmp_path / "demo", tool_url=tool_server.url, **demo_config)
@@ -109,7 +112,7 @@ def make_lms(
     demo.start()
     if registration_by == "developer_key":
         return register_developer_key(demo, app, tool_server.url), tool_server
-    return register(demo, app, tool_server.url), tool_server
+    return register(demo, app, tool_server.url, token_audience=token_audience), tool_server
 
 
 @contextmanager
@@ -144,10 +147,12 @@ def lms_with_a_worker(
         found.store.dispose()
 
 
-def register(demo: DemoServer, app: Flask, tool_url: str) -> Lms:
+def register(demo: DemoServer, app: Flask, tool_url: str, *, token_audience: bool = True) -> Lms:
     """Register the tool at `tool_url` (whose store is `app`'s) and the demo LMS with each other.
 
-    Also used by benchmarks/rush.py, whose tool is a `codeblanks serve` on the same store.
+    The admin gives the tool the LMS's token audience when it has one (Brightspace), unless
+    `token_audience` is False. Also used by benchmarks/rush.py, whose tool is a `codeblanks
+    serve` on the same store.
     """
     tool = demo.platform.register_tool(
         name="CodeBlanks",
@@ -164,6 +169,7 @@ def register(demo: DemoServer, app: Flask, tool_url: str) -> Lms:
         auth_token_url=demo.platform.token_url,
         key_set_url=demo.platform.jwks_url,
         name="Demo",
+        token_audience=demo.config.plays.token_audience if token_audience else None,
     )
     registration.add_platform(extensions.store(app), fields)
     return Lms(tool_url, app, demo, tool.client_id, tool.deployment_id)

@@ -253,6 +253,7 @@ PLATFORM_FIELDS = (
     "key_set_url",
     "name",
     "auto_add_deployments",
+    "token_audience",
 )
 
 

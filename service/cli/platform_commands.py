@@ -55,6 +55,12 @@ def platforms() -> None:
 @click.option("--key-set-url", required=True, help="The platform's public keys (JWKS).")
 @click.option("--name", default="", help="A name for admins.")
 @click.option(
+    "--token-audience",
+    default=None,
+    help="The `aud` the token endpoint wants in the tool's client assertion, when it is not "
+    "the token URL (Brightspace: its OAuth2 Audience).",
+)
+@click.option(
     "--auto-add-deployments",
     is_flag=True,
     help="Accept deployments not listed here when launches bring them.",
@@ -146,6 +152,7 @@ def platforms_list(obj: Context) -> None:
             f"{p.id}\t{p.name}\t{p.issuer}\tclient {p.client_id}\t"
             f"deployments {','.join(p.deployment_ids) or '-'}"
             + ("\t(adds deployments)" if p.auto_add_deployments else "")
+            + (f"\ttoken audience {p.token_audience}" if p.token_audience else "")
         )
 
 

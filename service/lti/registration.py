@@ -58,8 +58,11 @@ def add_platform(
         (fields.auth_login_url, "auth login URL"),
         (fields.auth_token_url, "auth token URL"),
         (fields.key_set_url, "key set URL"),
+        *([(fields.token_audience, "token audience")] if fields.token_audience else []),
     ):
         check_url(url, what)
+        if len(url) > 2048:
+            raise ValueError(f"the {what} must be at most 2048 characters")
     for value, what in [
         (fields.client_id, "client id"),
         *((d, "deployment id") for d in fields.deployment_ids),
@@ -99,6 +102,7 @@ def list_platforms(store: Store) -> list[Registered]:
             key_set_url=p.key_set_url,
             name=p.name,
             auto_add_deployments=p.auto_add_deployments,
+            token_audience=p.token_audience,
         )
         for p, deployment_ids in platform_rows.with_deployments(store)
     ]
@@ -195,6 +199,7 @@ def register(
         )
     for key in needed:
         _checked(config[key], key)
+    audience = _token_audience(config)
     replaced = _replaced(ctx.store, grant, issuer)
     answer = _json(
         lambda: ctx.http.post(
@@ -232,6 +237,7 @@ def register(
             name=name[:255],
             # without a deployment id in the answer, accept the first one launches bring
             auto_add_deployments=not deployment_id,
+            token_audience=audience,
         )
         found = add_platform(ctx.store, fields, replace=replaced is not None, only=replaced)
     except (ValueError, IntegrityError) as exc:
@@ -247,6 +253,29 @@ def register(
         ctx.store, found.id, _family(config), scope if isinstance(scope, str) else ""
     )
     return found
+
+
+def _token_audience(config: dict[str, Any]) -> str | None:
+    """Return the `aud` the platform's token endpoint wants when it is not the token URL.
+
+    LTI Dynamic Registration 1.0 names it `authorization_server` in the platform's OpenID
+    configuration ("the token endpoint if absent"): Brightspace's "OAuth2 Audience" (D2L KB
+    23662). Not every platform means it so: Canvas names its issuer's host there
+    ("canvas.instructure.com", doc/api/registration.md) while its token endpoint takes only
+    the token URL as `aud` (issue 31 research, A.5). So only a URL is taken, and never
+    Canvas's; anything else is logged and the token URL stays the `aud`. It is never fetched.
+    """
+    named = config.get("authorization_server")
+    if named is None or named == config["token_endpoint"]:
+        return None
+    if _family(config) == "canvas":
+        return None
+    try:
+        check_url(str(named), "authorization_server")
+    except ValueError:
+        log.warning("registration: authorization_server %.200r is not a URL; not used", named)
+        return None
+    return str(named)
 
 
 def _family(config: dict[str, Any]) -> str | None:

@@ -46,6 +46,15 @@ class PlatformAccess:
     client_id: str
     auth_token_url: str
     key: SigningKey
+    # the `aud` of the client assertion when it is not the token URL: Brightspace's "OAuth2
+    # Audience" (D2L KB 23662), the `authorization_server` of a platform's OpenID
+    # configuration (1EdTech LTI Dynamic Registration 1.0)
+    token_audience: str | None = None
+
+    @property
+    def audience(self) -> str:
+        """Return the `aud` the token endpoint wants in the client assertion."""
+        return self.token_audience or self.auth_token_url
 
 
 class TokenCache:
@@ -96,7 +105,7 @@ class CachingConnector(ServiceConnector):
             {
                 "iss": self._access.client_id,
                 "sub": self._access.client_id,
-                "aud": self._access.auth_token_url,
+                "aud": self._access.audience,
                 "iat": now - 5,
                 "exp": now + 60,
                 "jti": secrets.token_urlsafe(24),
@@ -136,13 +145,16 @@ class CachingConnector(ServiceConnector):
 
 def registration(access: PlatformAccess) -> Registration:
     """Return the pylti1p3 registration for calls to a platform."""
-    return (
+    found = (
         Registration()
         .set_issuer(access.issuer)
         .set_client_id(access.client_id)
         .set_auth_token_url(access.auth_token_url)
         .set_tool_private_key(access.key.private_pem.decode())
     )
+    if access.token_audience:
+        found.set_auth_audience(access.token_audience)
+    return found
 
 
 def describe(exc: Exception) -> str:

@@ -54,6 +54,7 @@ class LtiContext:
             platform.client_id,
             platform.auth_token_url,
             self.keys.current(),
+            platform.token_audience,
         )
 
 

@@ -107,6 +107,9 @@ class Platform(Base):
     auth_login_url: Mapped[str] = mapped_column(URL)
     auth_token_url: Mapped[str] = mapped_column(URL)
     key_set_url: Mapped[str] = mapped_column(URL)
+    # the client assertion's `aud` at the token URL when the LMS wants another (Brightspace's
+    # "OAuth2 Audience"); none: the token URL itself (service.lti.services.PlatformAccess)
+    token_audience: Mapped[str | None] = mapped_column(URL, default=None)
     # off by default: a launch from a deployment nobody registered is refused
     auto_add_deployments: Mapped[bool] = mapped_column(default=False)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)

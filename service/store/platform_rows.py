@@ -25,6 +25,7 @@ class PlatformFields:
     key_set_url: str
     name: str = ""
     auto_add_deployments: bool = False  # accept the deployments launches bring
+    token_audience: str | None = None  # the assertion's `aud` when not the token URL
 
 
 def get(session: Session, platform_id: int) -> Platform | None:
@@ -60,6 +61,7 @@ def save(store: Store, fields: PlatformFields, *, replace: bool, only: int | Non
         fields.auth_token_url,
         fields.key_set_url,
         fields.auto_add_deployments,
+        fields.token_audience or None,
     )
     with store.session() as session:
         platform = session.scalar(
@@ -82,6 +84,7 @@ def save(store: Store, fields: PlatformFields, *, replace: bool, only: int | Non
             platform.auth_token_url,
             platform.key_set_url,
             platform.auto_add_deployments,
+            platform.token_audience,
         )
         if current != wanted and not replace:
             raise ValueError(
@@ -97,6 +100,7 @@ def save(store: Store, fields: PlatformFields, *, replace: bool, only: int | Non
                 platform.auth_token_url,
                 platform.key_set_url,
                 platform.auto_add_deployments,
+                platform.token_audience,
             ) = wanted
             platform.name = fields.name or platform.name
         session.flush()

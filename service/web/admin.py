@@ -87,6 +87,7 @@ def add() -> ResponseReturnValue:
             key_set_url=form.get("key_set_url", "").strip(),
             name=form.get("name", "").strip(),
             auto_add_deployments=form.get("auto_add_deployments") == "on",
+            token_audience=form.get("token_audience", "").strip() or None,
         )
         registration.add_platform(extensions.store(), fields, replace=form.get("replace") == "on")
     except ValueError as exc:

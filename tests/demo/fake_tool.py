@@ -196,7 +196,7 @@ class FakeTool:
     def access_token(self, platform: DemoPlatform, scope: str) -> str:
         """Return a bearer token for `scope`, obtained over HTTP."""
         answer = self.token_request(
-            platform.token_url, scope, self.sign(self.assertion_claims(platform.token_url))
+            platform.token_url, scope, self.sign(self.assertion_claims(platform.token_audience))
         )
         assert answer.status_code == 200, answer.text
         return str(answer.json()["access_token"])

@@ -91,3 +91,25 @@ def test_deep_linking_with_a_line_item_makes_the_grade_item(
     assert claims[AGS]["lineitem"] == demo.platform.lineitem_url(made)
     family = claims["https://purl.imsglobal.org/spec/lti/claim/tool_platform"]
     assert family["product_family_code"] == "desire2learn"
+
+
+def test_discovery_names_the_token_audience_apart_from_the_token_url(demo: DemoServer) -> None:
+    config = requests.get(demo.platform.openid_config_url, timeout=5).json()
+    assert config["authorization_server"] == "https://api.brightspace.com/auth/token"
+    assert config["token_endpoint"] == demo.platform.token_url != config["authorization_server"]
+    page = requests.get(demo.config.url("/"), timeout=5).text  # what its admin copies by hand
+    assert "OAuth2 audience <code>https://api.brightspace.com/auth/token</code>" in page
+
+
+def test_the_token_endpoint_wants_the_audience_not_its_own_url(
+    demo: DemoServer, registered: Tool, tool: FakeTool
+) -> None:
+    url = demo.platform.token_url
+    refused = tool.token_request(url, ALL_AGS, tool.sign(tool.assertion_claims(url)))
+    assert refused.status_code == 400  # Moodle's demo takes this one
+    assert refused.json()["error"] == "invalid_grant"
+    assert refused.json()["error_description"].startswith("Error validating assertion")
+    audience = demo.platform.token_audience
+    granted = tool.token_request(url, ALL_AGS, tool.sign(tool.assertion_claims(audience)))
+    assert granted.status_code == 200, granted.text
+    assert granted.json()["scope"] == ALL_AGS

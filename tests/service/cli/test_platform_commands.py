@@ -88,6 +88,19 @@ def test_add_again_with_other_urls_needs_replace(codeblanks):
     assert replaced.returncode == 0, replaced.stderr
 
 
+def test_a_token_audience_is_kept_and_listed_and_changed_only_with_replace(codeblanks):
+    assert codeblanks(*ADD).returncode == 0
+    assert "token audience" not in codeblanks("platforms", "list").stdout  # none: the token URL
+    audience = ["--token-audience", "https://api.brightspace.com/auth/token"]
+    refused = codeblanks(*ADD, *audience)
+    assert refused.returncode == 2 and "--replace" in refused.stderr
+    assert codeblanks(*ADD, *audience, "--replace").returncode == 0
+    listed = codeblanks("platforms", "list").stdout
+    assert "deployments 1,2\ttoken audience https://api.brightspace.com/auth/token" in listed
+    bad = codeblanks(*ADD, "--token-audience", "ftp://x/y", "--replace")
+    assert bad.returncode == 2 and "token audience must be an https URL" in bad.stderr
+
+
 def test_register_url_prints_one_single_use_url(codeblanks):
     made = codeblanks("platforms", "register-url", "--name", "Our Moodle", "--valid-hours", "3")
     assert made.returncode == 0, made.stderr

@@ -4,6 +4,7 @@ the tool makes one (only one, however many students post at once) and grades go 
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -18,7 +19,6 @@ from testkit.stacks import poll
 from tests.service.lti.lms_trials import (
     SEED,
     deep_link,
-    landed,
     line_item_of,
     register_dynamically,
     submit_the_solution,
@@ -37,7 +37,12 @@ def lms(tmp_path, redis_server):
 
 def test_the_whole_flow_makes_the_grade_item_the_link_lacks(lms):
     with requests.Session() as browser:
-        register_dynamically(lms, browser)
+        new = register_dynamically(lms, browser)
+        # its configuration's authorization_server: the aud every token request must carry
+        assert new.token_audience == "https://api.brightspace.com/auth/token"
+        assert new.auth_token_url == lms.platform.token_url != new.token_audience
+        # from here on, the tool as Brightspace registered it
+        lms = replace(lms, client_id=new.client_id, deployment_id=new.deployment_ids[0])
         [linked], items = deep_link(lms, browser)
         assert items[0]["lineItem"]["scoreMaximum"] == 8.0  # D2L makes its grade item from it
         assert lms.platform.lineitems_of(linked)
@@ -47,11 +52,17 @@ def test_the_whole_flow_makes_the_grade_item_the_link_lacks(lms):
     assert lms.platform.lineitems_of(placed) == []
     placement_id, submission = submit_the_solution(lms, "ali", placed)
     assert submission["status"] == "graded"  # the student has their verdict
-    score = landed(lms, "ali")
-    [made] = lms.platform.lineitems_of(placed)  # the tool made it, bound to the link
-    assert score.lineitem_id == made.id
+    # the tool made it, bound to the link (the self-test of the new registration, which now
+    # has a course, may post ali a score of its own on its throwaway item: not this one)
+    [made] = poll(lambda: lms.platform.lineitems_of(placed), bool, "the line item of the link")
+    poll(
+        lambda: [s for s in lms.platform.scores(made.id, user="ali") if s.applied],
+        bool,
+        "ali's score on the link's line item",
+    )
     assert (made.resource_link_id, made.tag, made.score_maximum) == (placed.id, "codeblanks", 8.0)
     assert line_item_of(lms, placement_id) == lms.platform.lineitem_url(made)
+    assert made.client_id == new.client_id  # made and graded with the registered audience
 
 
 def test_launches_make_the_grade_item_before_anyone_hands_in(lms):
@@ -73,7 +84,7 @@ def test_launches_make_the_grade_item_before_anyone_hands_in(lms):
     [made] = lms.platform.lineitems_of(placed)
     assert line_item_of(lms, placement_id) == lms.platform.lineitem_url(made)
     assert (made.resource_link_id, made.score_maximum) == (placed.id, 8.0)
-    assert lms.platform.scores() == []  # made before any grade
+    assert lms.platform.scores(made.id) == []  # made before any grade
 
 
 def test_two_posts_at_once_leave_one_line_item_with_both_scores(tmp_path):

@@ -36,6 +36,7 @@ class FakePlatform:
         self.register_answer: tuple | None = None
         self.config_answer: tuple | None = None
         self.platform_config: dict = {"product_family_code": "moodle", "version": "4.5"}
+        self.more_config: dict = {}  # more keys of its configuration (authorization_server)
         app = Flask(__name__)
 
         @app.get("/.well-known/openid-configuration")
@@ -50,6 +51,7 @@ class FakePlatform:
                 jwks_uri=self.jwks_uri,
                 registration_endpoint=self.registration_endpoint,
                 **{registration.PLATFORM_CONFIG: self.platform_config},
+                **self.more_config,
             )
 
         @app.post("/register")
@@ -428,6 +430,33 @@ def test_a_refused_url_in_an_lms_configuration_is_not_quoted(setup, caplog):
     assert page.status_code == 400 and "Refused URL" in text
     assert "the LMS's jwks_uri is not an https URL" in text and "UPSTREAM-SECRET" not in text
     assert "UPSTREAM-SECRET" in caplog.text
+
+
+def test_the_authorization_server_is_kept_as_the_token_audience(setup):
+    lms, fake, _ = setup
+    fake.more_config = {"authorization_server": fake.url + "/audience"}
+    page = register(lms, fake, url=token_url(lms))
+    assert page.status_code == 200, page.text[:300]
+    [found] = [p for p in registration.list_platforms(lms.store) if p.client_id == "fake-client"]
+    assert found.token_audience == fake.url + "/audience"
+    assert found.auth_token_url == fake.url + "/token"
+
+
+@pytest.mark.parametrize(("audience", "family"), [
+    ("canvas.instructure.com", "canvas"),  # Canvas's, doc/api/registration.md: a host, no URL
+    ("https://canvas.instructure.com", "canvas"),  # Canvas's token endpoint wants its token URL
+    ("http://UPSTREAM-SECRET.example/token", "moodle"),  # plain http off loopback
+    (5, "moodle"),
+    (["x"], "moodle"),
+])  # fmt: skip
+def test_an_authorization_server_that_is_no_audience_is_left_out(setup, audience, family):
+    lms, fake, _ = setup
+    fake.more_config = {"authorization_server": audience}
+    fake.platform_config = {**fake.platform_config, "product_family_code": family}
+    page = register(lms, fake, url=token_url(lms))
+    assert page.status_code == 200, page.text[:300]  # registered all the same
+    [found] = [p for p in registration.list_platforms(lms.store) if p.client_id == "fake-client"]
+    assert found.token_audience is None  # the token URL stays the aud
 
 
 def test_a_registration_the_store_keeps_out_quotes_none_of_the_lmss_values(setup):

@@ -142,3 +142,23 @@ def test_every_lms_the_demo_plays_is_named_by_its_family(lms_as, lms_name):
     self_test.run(found.lti, platform_id(found))
     family = platform_checks.claimed(found.store, platform_id(found)).product_family
     assert family == (found.demo.config.product_family_code)
+
+
+def test_a_brightspace_added_without_its_audience_names_the_audience(lms_as):
+    bare = lms_as("brightspace", token_audience=False)  # the admin left the audience out
+    launched(bare)
+    result = self_test.run(bare.lti, platform_id(bare))
+    # the one block: not "tool not enabled" (it is), nor a missing scope (none was refused);
+    # the launched link's missing grade item is a warning beside it
+    assert trap_ids(result) == ["token_audience", "links_without_line_item"], result.traps
+    assert not result.grades_ok
+    assert "Brightspace OAuth2 Audience" in fix_of(result, "token_audience")
+    assert bare.platform.knobs.hits["token"] >= 1  # it was asked, and refused
+
+
+def test_a_brightspace_added_with_its_audience_takes_grades(lms_as):
+    given = lms_as("brightspace")  # by hand, the OAuth2 Audience given as the admin copied it
+    launched(given)
+    result = self_test.run(given.lti, platform_id(given))
+    assert result.grades_ok, result.traps
+    assert statuses(result)["read_back"] is CheckStatus.OK

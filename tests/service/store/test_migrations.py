@@ -107,3 +107,30 @@ def test_a_roster_read_before_0005_counts_as_read(store):
     with store.engine.connect() as connection:
         rows = connection.execute(text("SELECT id, roster_read_at FROM courses ORDER BY id"))
         assert [(i, str(at) if at else None) for i, at in rows] == [(1, read_at), (2, None)]
+
+
+def test_0020_keeps_every_platform_as_it_was_and_its_downgrade_loses_none(store):
+    cfg = config()
+    with store.engine.begin() as connection:
+        cfg.attributes["connection"] = connection
+        command.downgrade(cfg, "0019")
+    with store.engine.begin() as connection:
+        for statement in (
+            "INSERT INTO platforms (id, issuer, client_id, name, auth_login_url, auth_token_url,"
+            " key_set_url, auto_add_deployments, created_at) VALUES (1, 'https://lms.example',"
+            " 'tool', 'LMS', 'a', 't', 'k', false, '2026-11-01 00:00:00')",
+            "INSERT INTO deployments (id, platform_id, deployment_id) VALUES (1, 1, 'd1')",
+        ):
+            connection.execute(text(statement))
+    upgrade(store)
+    with store.engine.begin() as connection:
+        assert connection.execute(text("SELECT token_audience FROM platforms")).all() == [(None,)]
+        connection.execute(text("UPDATE platforms SET token_audience = 'https://aud.example'"))
+    with store.engine.begin() as connection:
+        cfg.attributes["connection"] = connection
+        command.downgrade(cfg, "0019")
+    with store.engine.connect() as connection:  # in place: no cascade took the deployment
+        assert connection.execute(text("SELECT deployment_id FROM deployments")).all() == [("d1",)]
+        columns = {c["name"] for c in inspect(connection).get_columns("platforms")}
+    assert "token_audience" not in columns
+    upgrade(store)

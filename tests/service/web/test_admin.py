@@ -68,6 +68,28 @@ def test_add_list_and_remove(admin_app):
     assert registration.list_platforms(extensions.store(admin_app)) == []
 
 
+def test_the_token_audience_field_is_optional_and_kept(admin_app):
+    client = admin_app.test_client()
+    page = client.get("/admin/platforms", headers=basic("s3cret"))
+    assert 'name="token_audience"' in page.text
+    token = csrf_of(page.text)
+
+    def add(**changes):
+        data = {**GOOD, "csrf": token, **changes}
+        return client.post("/admin/platforms", data=data, headers=basic("s3cret"))
+
+    assert add(token_audience="  ").status_code == 303  # left empty: the token URL is the aud
+    assert registration.list_platforms(extensions.store(admin_app))[0].token_audience is None
+    bad = add(token_audience="ftp://aud.example", replace="on")
+    assert bad.status_code == 400 and "token audience must be an https URL" in bad.text
+    audience = "https://api.brightspace.com/auth/token"
+    assert add(token_audience=audience, replace="on").status_code == 303
+    [platform] = registration.list_platforms(extensions.store(admin_app))
+    assert platform.token_audience == audience
+    listed = client.get("/admin/platforms", headers=basic("s3cret")).text
+    assert f"Token audience: <code>{audience}</code>" in listed
+
+
 def test_forms_without_the_csrf_token_are_refused(admin_app):
     client = admin_app.test_client()
     refused = client.post("/admin/platforms", data=GOOD, headers=basic("s3cret"))
